@@ -1,0 +1,17 @@
+#include "net/system_clock.h"
+
+#include <chrono>
+
+namespace tarde::net {
+
+int64_t SystemClock::now_wall_ms() const {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+int64_t SystemClock::now_steady_ms() const {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace tarde::net

@@ -1,0 +1,16 @@
+#pragma once
+
+#include "engine/clock.h"
+
+namespace tarde::net {
+
+// SystemClock is the real Clock: wall time from the system clock (what gets
+// persisted), steady time from the monotonic clock (what measures intervals).
+// Thread-safe.
+class SystemClock final : public engine::Clock {
+ public:
+  int64_t now_wall_ms() const override;
+  int64_t now_steady_ms() const override;
+};
+
+}  // namespace tarde::net

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/status.h"
+
+namespace tarde::storage {
+
+// The column families of DESIGN.md. Value is part of the on-disk layout
+// through the names below; never rename.
+enum class Cf : uint8_t { kTx = 0, kDue, kReady, kEvents, kDead, kMeta };
+inline constexpr size_t kCfCount = 6;
+const char* cf_name(Cf cf);  // "tx", "due", "ready", "events", "dead", "meta"
+
+// One put or delete in a KvBatch.
+struct KvOp {
+  Cf cf = Cf::kTx;
+  bool is_delete = false;
+  std::string key;
+  std::string value;  // empty for a delete
+};
+
+// A list of puts and deletes that a Kv applies atomically, in order.
+class KvBatch {
+ public:
+  void put(Cf cf, std::string_view key, std::string_view value);
+  void del(Cf cf, std::string_view key);
+  void append(const KvBatch& other);
+  const std::vector<KvOp>& ops() const { return ops_; }
+  bool empty() const { return ops_.empty(); }
+  size_t size() const { return ops_.size(); }
+  void clear() { ops_.clear(); }
+
+ private:
+  std::vector<KvOp> ops_;
+};
+
+// Visits one key and value of a scan; returning false stops the scan.
+using KvVisitor = std::function<bool(std::string_view key, std::string_view value)>;
+
+// Kv is the ordered key-value store with column families that everything
+// durable goes through. Keys compare bytewise. Implementations: MemKv (tests),
+// RocksKv (the real store) and StagedKv (an overlay of uncommitted groups over
+// another Kv, for group commit). Not thread-safe unless an implementation says
+// so; the server calls it from its one engine thread.
+class Kv {
+ public:
+  virtual ~Kv() = default;
+
+  // The value stored under key, nullopt when absent, or an io/corruption error.
+  [[nodiscard]] virtual Result<std::optional<std::string>> get(Cf cf, std::string_view key) = 0;
+
+  // Visits the keys in [lower, upper) in bytewise order; an empty upper means
+  // "to the end of the column family".
+  [[nodiscard]] virtual Status scan(Cf cf, std::string_view lower, std::string_view upper,
+                                    const KvVisitor& visit) = 0;
+
+  // Applies every op of batch atomically: all or none. With a durable
+  // implementation an ok Status means the batch survives a crash (and, with
+  // sync on, a power loss).
+  [[nodiscard]] virtual Status write(const KvBatch& batch) = 0;
+};
+
+}  // namespace tarde::storage

@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "storage/kv.h"
+#include "storage/records.h"
+#include "storage/status.h"
+
+namespace tarde::storage {
+
+// The on-disk format this build writes and reads (meta "format").
+inline constexpr uint32_t kFormatVersion = 1;
+
+// Batch collects the typed changes of one transition (state, retry index,
+// ready queue, audit event, dead letter) so that they commit as one atomic
+// Kv write. It encodes records as they are added; it is cheap to move.
+class Batch {
+ public:
+  void put_tx(const TxRecord& record);
+  void delete_tx(std::string_view tx_id);
+  void put_due(const DueEntry& entry);
+  void delete_due(int64_t fire_at_ms, std::string_view tx_id);
+  void put_ready(const ReadyEntry& entry);
+  void delete_ready(std::string_view queue, int64_t ready_at_ms, uint64_t seq);
+  void put_event(std::string_view tx_id, uint64_t seq, const EventRecord& event);
+  void delete_event(std::string_view tx_id, uint64_t seq);
+  void put_dead(const DeadLetter& letter);
+  void delete_dead(std::string_view queue, std::string_view tx_id);
+  void put_queue_config(std::string_view queue, const QueueConfig& config);
+  void put_meta(std::string_view name, std::string_view value);
+
+  const KvBatch& kv() const { return kv_; }
+  bool empty() const { return kv_.empty(); }
+
+ private:
+  KvBatch kv_;
+};
+
+// Store is the typed view of a Kv: records in, records out, scans in the
+// order each question needs. It owns no data; the Kv it wraps must outlive it.
+// Decoding failures come back as corruption errors naming the column family
+// and key. Same threading rules as the Kv.
+class Store {
+ public:
+  explicit Store(Kv& kv) : kv_(kv) {}
+
+  // Checks the meta "format" record. A store with no format record and no
+  // transactions is new: the current version is written. Returns corruption
+  // for a store that holds data but no format record (not a tarde store), and
+  // invalid_argument for a newer format than this build understands.
+  [[nodiscard]] Status ensure_format();
+
+  [[nodiscard]] Result<std::optional<TxRecord>> get_tx(std::string_view tx_id);
+  [[nodiscard]] Status write(const Batch& batch) { return kv_.write(batch.kv()); }
+
+  // Every transaction in tx_id order.
+  [[nodiscard]] Status scan_tx(const std::function<bool(const TxRecord&)>& visit);
+  // Due entries in (fire_at_ms, tx_id) order, strictly after `after` when it is
+  // given, with fire_at_ms <= until_ms.
+  [[nodiscard]] Status scan_due(const DueEntry* after, int64_t until_ms,
+                                const std::function<bool(const DueEntry&)>& visit);
+  // The ready entries of one queue in (ready_at_ms, seq) order; or of every
+  // queue (queue order first) with scan_all_ready.
+  [[nodiscard]] Status scan_ready(std::string_view queue,
+                                  const std::function<bool(const ReadyEntry&)>& visit);
+  [[nodiscard]] Status scan_all_ready(const std::function<bool(const ReadyEntry&)>& visit);
+  // The events of one transaction, oldest first, with their sequence numbers.
+  [[nodiscard]] Status scan_events(
+      std::string_view tx_id, const std::function<bool(uint64_t seq, const EventRecord&)>& visit);
+  // Dead letters of one queue in tx_id order; or of every queue.
+  [[nodiscard]] Status scan_dead(std::string_view queue,
+                                 const std::function<bool(const DeadLetter&)>& visit);
+  [[nodiscard]] Status scan_all_dead(const std::function<bool(const DeadLetter&)>& visit);
+  [[nodiscard]] Result<std::optional<DeadLetter>> get_dead(std::string_view queue,
+                                                           std::string_view tx_id);
+  // Stored queue configurations, by queue name.
+  [[nodiscard]] Status scan_queue_configs(
+      const std::function<bool(const std::string& queue, const QueueConfig&)>& visit);
+  [[nodiscard]] Result<std::optional<std::string>> get_meta(std::string_view name);
+
+  Kv& kv() { return kv_; }
+
+ private:
+  Kv& kv_;
+};
+
+}  // namespace tarde::storage
