@@ -1,6 +1,49 @@
-#include <cstdio>
+// `tarde`: the server executable.
+#include <spdlog/spdlog.h>
 
-int main() {
-  std::puts("tarde: the server is not built yet");
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "net/command_line.h"
+#include "net/server.h"
+
+namespace {
+
+// Exit codes: distinct so that scripts can tell a usage error from a store
+// that refused to open.
+constexpr int kExitUsage = 2;
+constexpr int kExitStartFailed = 3;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(tarde::net::usage_text().c_str(), args.empty() ? stderr : stdout);
+    return args.empty() ? kExitUsage : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::puts("tarde 0.1.0 (protocol 1)");
+    return 0;
+  }
+  if (args[0] != "serve") {
+    std::fprintf(stderr, "tarde: unknown command '%s' (see tarde --help)\n", args[0].c_str());
+    return kExitUsage;
+  }
+  auto options = tarde::net::parse_serve_flags({args.begin() + 1, args.end()});
+  if (!options.is_ok()) {
+    std::fprintf(stderr, "tarde: %s\n", options.status().message().c_str());
+    return kExitUsage;
+  }
+  spdlog::set_level(spdlog::level::from_str(options.value().log_level));
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  tarde::net::Server server(options.value());
+  tarde::Status status = server.open();
+  if (!status.is_ok()) {
+    spdlog::error("cannot start: {}", status.to_string());
+    return kExitStartFailed;
+  }
+  server.run();
   return 0;
 }

@@ -1,0 +1,139 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/timer_wheel.h"
+#include "storage/records.h"
+#include "storage/status.h"
+#include "storage/store.h"
+
+namespace tarde::engine {
+
+// DueTimers is the in-memory window over the on-disk `due` index: it keeps in
+// a TimerWheel only the due entries it has paged in, and pages more in, in
+// (fire_at_ms, tx_id) key order and at most page_limit at a time, as time
+// reaches them. It exists so that memory does not grow with the number of
+// pending retries (DESIGN.md "Time and the wheel"): ten million entries on
+// disk cost a page, not ten million nodes.
+//
+// The pager's cursor is a key. Every key at or below it is "paged": it was
+// read into memory (or kept by on_put), and has since fired or been deleted
+// or is still in memory. Every key above it lives only on disk. Because
+// fired entries leave memory, each entry on disk fires once per start().
+// The horizon bounds how far ahead of now a page may read, so that the paged
+// range, and with it the entries on_put must keep in memory, stays short.
+//
+// The disk is the truth and this is a rebuildable cache: the caller writes an
+// entry to the store first and then calls on_put (or on_delete), on the same
+// thread. Fired entries must be deleted by the caller (in the transition's
+// batch); start() on the same store fires again whatever is still there.
+//
+// When one batch replaces a tx's entry, call on_delete for the removed key
+// before on_put for the added one: if both keys are equal, the other order
+// would drop from memory an entry that is on disk.
+//
+// Owned by the engine for the life of the server; the Store must outlive it.
+// Not thread-safe: call it from the engine's one thread. Store read errors
+// come back as the Store's Status and leave the pager where it was, so the
+// next poll() retries the same page.
+class DueTimers {
+ public:
+  struct Options {
+    // How far past now a page may read. Longer means fewer scans when
+    // entries are sparse, and more entries kept in memory by on_put.
+    int64_t horizon_ms = 60'000;
+    // The most entries one page (one scan) reads. It bounds both the memory
+    // the paged entries take and the entries one poll() can fire from disk.
+    size_t page_limit = 4096;
+  };
+
+  // Requires: options.horizon_ms >= 0, options.page_limit >= 1.
+  DueTimers(storage::Store& store, Options options);
+
+  // (Re)loads: forgets everything in memory, sets time to now_ms and reads
+  // the first page (entries in key order with fire_at_ms <= now_ms +
+  // horizon_ms, at most page_limit). Overdue entries come out at the next
+  // poll(). On a read error nothing is paged and the next poll() pages.
+  [[nodiscard]] Status start(int64_t now_ms);
+
+  // Called right after entry was written to the store. Keeps it in memory
+  // when its key is in the paged range (the pager will not read it again),
+  // replacing an in-memory entry with the same key; otherwise leaves it to
+  // be paged later. Returns whether it was kept in memory.
+  // Before start() nothing is paged, so nothing is kept.
+  // Requires: entry.tx_id is a valid tx_id (non-empty).
+  bool on_put(const storage::DueEntry& entry);
+
+  // Called right after the due entry (fire_at_ms, tx_id) was deleted from the
+  // store: drops it from memory if it is there, in O(1). Other entries of the
+  // same tx_id (with another fire time) are left alone.
+  void on_delete(int64_t fire_at_ms, std::string_view tx_id);
+
+  // Pages in at most one page when the unpaged part of the index may hold
+  // entries due by now_ms, then appends to out, in (fire_at_ms) order, every
+  // in-memory entry due by now_ms; they leave memory. One call does at most
+  // one page so that one loop turn's work stays bounded (DESIGN.md "Traps":
+  // move due retries in bounded chunks): when more may be due,
+  // next_wake_ms() is <= now_ms afterwards, and the caller polls again.
+  // If now_ms is earlier than the previous poll's (a wall-clock step back),
+  // memory is reloaded from disk first, so that nothing fires before its
+  // time by the new clock.
+  // On a read error returns it, with out unchanged and the cursor where it
+  // was (memory too, unless it was just reloaded).
+  // Requires: start() was called (even if it failed).
+  [[nodiscard]] Status poll(int64_t now_ms, std::vector<storage::DueEntry>& out);
+
+  // When poll() should next be called: the earlier of the wheel's next busy
+  // slot (a lower bound of the earliest in-memory entry) and the earliest
+  // time an entry not yet paged may be due, which is the cursor's time when
+  // the cursor stopped inside a millisecond, or else the fire time of the
+  // first entry seen beyond the paged range (lowered by every on_put beyond
+  // it). A value <= now means "poll now". nullopt when nothing is in memory
+  // and the index holds nothing beyond the paged range, or before start().
+  // A wake may find nothing to do (a deleted entry, a cascade); it is never
+  // later than an entry's fire time.
+  std::optional<int64_t> next_wake_ms() const;
+
+  // The entries held in memory. After each poll() it is at most page_limit
+  // plus the entries on_put kept since that poll's page.
+  size_t in_memory() const;
+
+ private:
+  // Where paging stopped. kNothing: nothing paged yet. kKey: every key <=
+  // (fire_at_ms, tx_id) is paged. kThrough: every key with fire time <=
+  // fire_at_ms is paged.
+  struct Cursor {
+    enum class Kind { kNothing, kKey, kThrough };
+    Kind kind = Kind::kNothing;
+    int64_t fire_at_ms = 0;
+    std::string tx_id;
+  };
+
+  bool is_paged(int64_t fire_at_ms, std::string_view tx_id) const;
+  std::optional<int64_t> unpaged_min_ms() const;
+  [[nodiscard]] Status read_page(int64_t now_ms);
+  void keep(const storage::DueEntry& entry);
+  void fire(int64_t now_ms, std::vector<storage::DueEntry>& out);
+  void reset(int64_t now_ms);
+
+  storage::Store& store_;
+  const Options options_;
+  bool started_ = false;
+  TimerWheel<storage::DueEntry> wheel_;
+  // One handle per in-memory entry, by memory_key(fire_at_ms, tx_id), so that
+  // on_delete cancels in O(1) and a key is never in memory twice.
+  std::unordered_map<std::string, TimerWheel<storage::DueEntry>::Handle> handles_;
+  Cursor cursor_;
+  // With a kThrough cursor: a lower bound of the fire times beyond it on
+  // disk, or nullopt when there are none.
+  std::optional<int64_t> beyond_min_ms_;
+  std::vector<TimerWheel<storage::DueEntry>::Fired> fired_;  // reused by fire()
+};
+
+}  // namespace tarde::engine

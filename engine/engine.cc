@@ -1,0 +1,375 @@
+#include "engine/engine.h"
+
+#include <algorithm>
+
+#include "storage/assert.h"
+
+namespace tarde::engine {
+
+using storage::DueKind;
+using storage::TxRecord;
+using storage::TxState;
+
+namespace {
+
+Summary summary_of(const TxRecord& rec) {
+  return Summary{rec.tx_id, rec.state, rec.attempt, rec.next_attempt, rec.next_fire_at_ms};
+}
+
+TxReply not_found(std::string_view tx_id) {
+  TxReply reply;
+  reply.outcome = Outcome::kNotFound;
+  reply.summary.tx_id = std::string(tx_id);
+  return reply;
+}
+
+storage::DeadLetter letter_of(const TxRecord& rec, int64_t now_ms) {
+  storage::DeadLetter letter;
+  letter.queue = rec.queue;
+  letter.tx_id = rec.tx_id;
+  letter.attempt = rec.next_attempt;
+  letter.deliveries = rec.deliveries;
+  letter.buried_at_ms = now_ms;
+  letter.payload = rec.payload;
+  letter.failures = rec.failures;
+  return letter;
+}
+
+uint32_t due_attempt(const TxRecord& rec) {
+  return rec.due_kind == DueKind::kRetry ? rec.next_attempt : rec.attempt;
+}
+
+}  // namespace
+
+Engine::Engine(storage::Store& store, Clock& clock, Random& random, Options options)
+    : store_(store),
+      clock_(clock),
+      random_(random),
+      options_(options),
+      due_(store, options.due),
+      memory_timers_(clock.now_wall_ms()) {}
+
+Engine::QueueState& Engine::queue_state(std::string_view queue) {
+  auto it = queues_.find(queue);
+  if (it != queues_.end()) return it->second;
+  QueueState& state = queues_[std::string(queue)];
+  state.bucket.configure(state.config.rate, clock_.now_wall_ms());
+  return state;
+}
+
+RowContext Engine::row_context(const storage::QueueConfig& config) {
+  return RowContext{clock_.now_wall_ms(), &config, &random_, next_ready_seq_++};
+}
+
+Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision,
+                                       const char* cause) {
+  switch (decision.verdict) {
+    case Verdict::kStale:
+      stale_ += 1;
+      return TxReply{Outcome::kStale, summary_of(before)};
+    case Verdict::kConflict:
+      return TxReply{Outcome::kConflict, summary_of(before)};
+    case Verdict::kApplied:
+    case Verdict::kBuried:
+      break;
+  }
+  TARDE_RETURN_IF_ERROR(persist(&before, decision.after, cause, decision.reason));
+  const Outcome outcome = decision.verdict == Verdict::kBuried ? Outcome::kBuried : Outcome::kOk;
+  return TxReply{outcome, summary_of(decision.after)};
+}
+
+// Writes `after` with every index entry it owns that `before` did not (and
+// deletes those it no longer owns) plus its audit event, as one batch.
+Status Engine::persist(const TxRecord* before, TxRecord& after, const char* cause,
+                       std::string_view reason) {
+  const int64_t now_ms = clock_.now_wall_ms();
+  after.updated_at_ms = now_ms;
+  storage::Batch batch;
+  storage::EventRecord event{now_ms,          before ? before->state : TxState::kNone,
+                             after.state,     after.attempt,
+                             after.next_attempt, cause,
+                             std::string(reason)};
+  batch.put_event(after.tx_id, after.events, event);
+  after.events += 1;
+  batch.put_tx(after);
+
+  const bool due_changed = !before || before->due_kind != after.due_kind ||
+                           before->due_at_ms != after.due_at_ms;
+  if (due_changed && before && before->due_kind != DueKind::kNone) {
+    batch.delete_due(before->due_at_ms, after.tx_id);
+  }
+  if (due_changed && after.due_kind != DueKind::kNone) {
+    batch.put_due({after.due_at_ms, after.tx_id, after.due_kind, due_attempt(after)});
+  }
+  const bool ready_changed = !before || before->ready_seq != after.ready_seq ||
+                             before->ready_at_ms != after.ready_at_ms;
+  if (ready_changed && before && before->ready_seq != 0) {
+    batch.delete_ready(before->queue, before->ready_at_ms, before->ready_seq);
+  }
+  if (ready_changed && after.ready_seq != 0) {
+    batch.put_ready({after.queue, after.ready_at_ms, after.ready_seq, after.tx_id,
+                     after.next_attempt});
+  }
+  const bool was_dead = before && before->dead_lettered;
+  if (was_dead && !after.dead_lettered) batch.delete_dead(after.queue, after.tx_id);
+  if (!was_dead && after.dead_lettered) batch.put_dead(letter_of(after, now_ms));
+
+  TARDE_RETURN_IF_ERROR(store_.write(batch));
+  apply_memory(before, after);
+  return Status::ok();
+}
+
+// Brings memory in line with a record that was just written.
+void Engine::apply_memory(const TxRecord* before, const TxRecord& after) {
+  if (before) by_state_[static_cast<size_t>(before->state)] -= 1;
+  by_state_[static_cast<size_t>(after.state)] += 1;
+
+  const bool due_changed = !before || before->due_kind != after.due_kind ||
+                           before->due_at_ms != after.due_at_ms;
+  if (due_changed) {
+    if (before && before->due_kind != DueKind::kNone) {
+      due_.on_delete(before->due_at_ms, after.tx_id);
+    }
+    if (after.due_kind != DueKind::kNone) {
+      due_.on_put({after.due_at_ms, after.tx_id, after.due_kind, due_attempt(after)});
+    }
+  }
+
+  QueueState& queue = queue_state(after.queue);
+  const bool ready_changed = !before || before->ready_seq != after.ready_seq ||
+                             before->ready_at_ms != after.ready_at_ms;
+  if (ready_changed && before && before->ready_seq != 0) {
+    queue.ready.erase(ReadyKey{before->ready_at_ms, before->ready_seq});
+    drop_lease(after.tx_id);
+  }
+  if (ready_changed && after.ready_seq != 0) {
+    queue.ready.emplace(ReadyKey{after.ready_at_ms, after.ready_seq},
+                        ReadyItem{after.tx_id, after.next_attempt});
+    notify_ready(after.queue, after.ready_at_ms);
+  }
+  const bool was_dead = before && before->dead_lettered;
+  if (was_dead && !after.dead_lettered) queue.dead -= 1;
+  if (!was_dead && after.dead_lettered) queue.dead += 1;
+}
+
+void Engine::drop_lease(const std::string& tx_id) {
+  auto it = leases_.find(tx_id);
+  if (it == leases_.end()) return;
+  memory_timers_.cancel(it->second.timer);
+  queue_state(it->second.queue).leased -= 1;
+  auto conn = leases_by_conn_.find(it->second.conn);
+  if (conn != leases_by_conn_.end()) {
+    conn->second.erase(tx_id);
+    if (conn->second.empty()) leases_by_conn_.erase(conn);
+  }
+  leases_.erase(it);
+}
+
+void Engine::notify_ready(const std::string& queue, int64_t ready_at_ms) {
+  if (ready_at_ms <= clock_.now_wall_ms()) {
+    if (ready_listener_) ready_listener_(queue);
+    return;
+  }
+  memory_timers_.insert(ready_at_ms, MemoryTimer{MemoryTimer::Kind::kReadyWake, queue, 0});
+}
+
+Result<TxReply> Engine::enqueue(const EnqueueArgs& args) {
+  auto existing = store_.get_tx(args.tx_id);
+  if (!existing.is_ok()) return existing.status();
+  if (existing.value()) return TxReply{Outcome::kExists, summary_of(*existing.value())};
+  const storage::QueueConfig& config = queue_state(args.queue).config;
+  const std::string problem = validate_enqueue(args, config);
+  if (!problem.empty()) return Status::invalid_argument(problem);
+  TxRecord rec = create_record(args, row_context(config));
+  TARDE_RETURN_IF_ERROR(persist(nullptr, rec, "ENQUEUE", {}));
+  return TxReply{Outcome::kCreated, summary_of(rec)};
+}
+
+Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint64_t conn) {
+  QueueState& queue = queue_state(queue_name);
+  const int64_t now_ms = clock_.now_wall_ms();
+  while (!queue.ready.empty()) {
+    auto front = queue.ready.begin();
+    if (front->first.first > now_ms) return std::optional<HandOut>();
+    auto found = store_.get_tx(front->second.tx_id);
+    if (!found.is_ok()) return found.status();
+    const std::optional<TxRecord>& rec = found.value();
+    if (!rec || rec->state != TxState::kSending || rec->ready_seq != front->first.second ||
+        rec->next_attempt != front->second.attempt) {
+      queue.ready.erase(front);  // not owned by its transaction: stale, harmless
+      stale_ += 1;
+      continue;
+    }
+    int64_t wake_ms = 0;
+    if (queue.config.breaker && !queue.breaker.allows(now_ms)) {
+      wake_ms = queue.breaker.opens_until_ms();
+    } else if (!queue.bucket.try_take(now_ms)) {
+      wake_ms = queue.bucket.next_token_ms(now_ms);
+    }
+    if (wake_ms != 0) {
+      if (queue.wake_at_ms <= now_ms || wake_ms < queue.wake_at_ms) {
+        queue.wake_at_ms = wake_ms;
+        memory_timers_.insert(wake_ms, MemoryTimer{MemoryTimer::Kind::kReadyWake,
+                                                   std::string(queue_name), 0});
+      }
+      return std::optional<HandOut>();
+    }
+    if (queue.config.breaker) {
+      if (queue.breaker.state(now_ms) == Breaker::State::kHalfOpen) queue.probe_tx_id = rec->tx_id;
+      queue.breaker.on_hand_out();
+    }
+    Lease lease;
+    lease.conn = conn;
+    lease.queue = std::string(queue_name);
+    lease.attempt = rec->next_attempt;
+    lease.id = next_lease_id_++;
+    lease.timer = memory_timers_.insert(
+        now_ms + queue.config.lease_ms,
+        MemoryTimer{MemoryTimer::Kind::kLeaseExpiry, rec->tx_id, lease.id});
+    leases_[rec->tx_id] = lease;
+    leases_by_conn_[conn].insert(rec->tx_id);
+    queue.leased += 1;
+    queue.ready.erase(front);
+    return std::optional<HandOut>(
+        HandOut{rec->tx_id, rec->next_attempt, rec->deliveries + 1, rec->payload});
+  }
+  return std::optional<HandOut>();
+}
+
+Result<TxReply> Engine::sent(std::string_view tx_id, uint32_t attempt) {
+  auto found = store_.get_tx(tx_id);
+  if (!found.is_ok()) return found.status();
+  if (!found.value()) return not_found(tx_id);
+  const TxRecord& rec = *found.value();
+  const storage::QueueConfig& config = queue_state(rec.queue).config;
+  return apply_decision(rec, on_sent(rec, attempt, row_context(config)), "SENT");
+}
+
+Result<TxReply> Engine::release(uint64_t conn, std::string_view tx_id, uint32_t attempt,
+                                int64_t delay_ms, std::string_view reason) {
+  auto lease = leases_.find(std::string(tx_id));
+  if (lease == leases_.end() || lease->second.conn != conn || lease->second.attempt != attempt) {
+    auto found = store_.get_tx(tx_id);
+    if (!found.is_ok()) return found.status();
+    if (!found.value()) return not_found(tx_id);
+    stale_ += 1;
+    return TxReply{Outcome::kStale, summary_of(*found.value())};
+  }
+  Result<TxReply> reply = not_found(tx_id);
+  TARDE_RETURN_IF_ERROR(end_delivery(std::string(tx_id), attempt, delay_ms,
+                                     reason.empty() ? kReasonReleased : reason, &reply));
+  return reply;
+}
+
+Result<TxReply> Engine::respond(std::string_view tx_id, uint32_t attempt, Answer answer,
+                                std::string_view reason, std::optional<int64_t> retry_after_ms) {
+  auto found = store_.get_tx(tx_id);
+  if (!found.is_ok()) return found.status();
+  if (!found.value()) return not_found(tx_id);
+  const TxRecord& rec = *found.value();
+  QueueState& queue = queue_state(rec.queue);
+  Decision decision =
+      on_respond(rec, attempt, answer, reason, retry_after_ms, row_context(queue.config));
+  auto reply = apply_decision(rec, std::move(decision), "RESPOND");
+  if (reply.is_ok() && reply.value().outcome == Outcome::kOk && queue.config.breaker) {
+    if (queue.probe_tx_id == rec.tx_id) queue.probe_tx_id.clear();
+    queue.breaker.record(clock_.now_wall_ms(), answer == Answer::kTransient);
+  }
+  return reply;
+}
+
+Result<TxReply> Engine::resolve(std::string_view tx_id, TxState terminal,
+                                std::string_view reason) {
+  TARDE_ASSERT(storage::is_terminal(terminal));
+  auto found = store_.get_tx(tx_id);
+  if (!found.is_ok()) return found.status();
+  if (!found.value()) return not_found(tx_id);
+  const TxRecord& rec = *found.value();
+  const storage::QueueConfig& config = queue_state(rec.queue).config;
+  return apply_decision(rec, on_resolve(rec, terminal, reason, row_context(config)), "RESOLVE");
+}
+
+Result<TxReply> Engine::redrive(std::string_view queue, std::string_view tx_id) {
+  auto found = store_.get_tx(tx_id);
+  if (!found.is_ok()) return found.status();
+  const std::optional<TxRecord>& rec = found.value();
+  if (!rec || rec->queue != queue || !rec->dead_lettered) return not_found(tx_id);
+  const storage::QueueConfig& config = queue_state(rec->queue).config;
+  return apply_decision(*rec, on_redrive(*rec, row_context(config)), "REDRIVE");
+}
+
+Result<std::optional<TxRecord>> Engine::get(std::string_view tx_id) {
+  return store_.get_tx(tx_id);
+}
+
+Status Engine::history(std::string_view tx_id, size_t limit,
+                       std::vector<storage::EventRecord>* events) {
+  events->clear();
+  TARDE_RETURN_IF_ERROR(store_.scan_events(tx_id, [&](uint64_t, const storage::EventRecord& e) {
+    events->push_back(e);
+    return true;
+  }));
+  if (limit != 0 && events->size() > limit) {
+    events->erase(events->begin(), events->end() - static_cast<std::ptrdiff_t>(limit));
+  }
+  return Status::ok();
+}
+
+Status Engine::dead_letters(std::string_view queue, size_t limit,
+                            std::vector<storage::DeadLetter>* letters) {
+  letters->clear();
+  return store_.scan_dead(queue, [&](const storage::DeadLetter& letter) {
+    letters->push_back(letter);
+    return limit == 0 || letters->size() < limit;
+  });
+}
+
+const storage::QueueConfig& Engine::config(std::string_view queue) {
+  return queue_state(queue).config;
+}
+
+Status Engine::set_config(std::string_view queue_name, const storage::QueueConfig& config) {
+  storage::Batch batch;
+  batch.put_queue_config(queue_name, config);
+  TARDE_RETURN_IF_ERROR(store_.write(batch));
+  QueueState& queue = queue_state(queue_name);
+  const bool rate_changed = queue.config.rate != config.rate;
+  queue.config = config;
+  if (rate_changed) queue.bucket.configure(config.rate, clock_.now_wall_ms());
+  if (ready_listener_) ready_listener_(std::string(queue_name));
+  return Status::ok();
+}
+
+EngineStats Engine::stats() const {
+  EngineStats stats;
+  stats.by_state = by_state_;
+  for (size_t i = 1; i < by_state_.size(); ++i) stats.transactions += by_state_[i];
+  for (const auto& [name, queue] : queues_) {
+    stats.ready += queue.ready.size();
+    stats.dead_letters += queue.dead;
+  }
+  stats.leased = leases_.size();
+  stats.due_in_memory = due_.in_memory();
+  stats.fired = fired_;
+  stats.stale = stale_;
+  return stats;
+}
+
+std::vector<std::string> Engine::queue_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, queue] : queues_) names.push_back(name);
+  return names;
+}
+
+Engine::QueueFigures Engine::queue_figures(std::string_view queue_name) {
+  QueueState& queue = queue_state(queue_name);
+  QueueFigures figures;
+  figures.ready = queue.ready.size();
+  figures.dead = queue.dead;
+  figures.leased = queue.leased;
+  figures.oldest_ready_at_ms = queue.ready.empty() ? 0 : queue.ready.begin()->first.first;
+  figures.breaker = queue.breaker.state(clock_.now_wall_ms());
+  return figures;
+}
+
+}  // namespace tarde::engine

@@ -1,0 +1,227 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/breaker.h"
+#include "engine/clock.h"
+#include "engine/due_timers.h"
+#include "engine/random.h"
+#include "engine/timer_wheel.h"
+#include "engine/token_bucket.h"
+#include "engine/transitions.h"
+#include "storage/records.h"
+#include "storage/status.h"
+#include "storage/store.h"
+
+namespace tarde::engine {
+
+// A timer that lives only in memory: a lease running out, or a delayed
+// request of a queue becoming ready. Neither is persisted (PROTOCOL.md: leases
+// are not persisted), so they sit in their own wheel, apart from the paged
+// due index.
+struct MemoryTimer {
+  enum class Kind { kLeaseExpiry, kReadyWake };
+  Kind kind = Kind::kReadyWake;
+  std::string key;  // tx_id for a lease, queue name for a wake
+  uint64_t id = 0;  // the lease's id; stale timers are ignored
+};
+
+// The state a reply summarises: PROTOCOL.md's
+// `<STATUS> <tx_id> <state> <attempt> <next_attempt> <next_fire_at>`.
+struct Summary {
+  std::string tx_id;
+  storage::TxState state = storage::TxState::kNone;
+  uint32_t attempt = 0;
+  uint32_t next_attempt = 0;
+  int64_t next_fire_at_ms = 0;
+};
+
+// The reply word of a command on one transaction.
+enum class Outcome { kCreated, kExists, kOk, kBuried, kStale, kConflict, kNotFound };
+
+// What a command on one transaction produced.
+struct TxReply {
+  Outcome outcome = Outcome::kNotFound;
+  Summary summary;  // tx_id only when kNotFound
+};
+
+// A request handed out by RESERVE.
+struct HandOut {
+  std::string tx_id;
+  uint32_t attempt = 0;
+  uint32_t deliveries = 0;  // hand-outs of this request, this one included
+  std::string payload;
+};
+
+// Figures for STATS and metrics, counted as the engine goes.
+struct EngineStats {
+  std::array<uint64_t, 6> by_state{};  // indexed by storage::TxState
+  uint64_t transactions = 0;
+  uint64_t ready = 0;
+  uint64_t leased = 0;
+  uint64_t dead_letters = 0;
+  uint64_t due_in_memory = 0;
+  uint64_t fired = 0;
+  uint64_t stale = 0;
+};
+
+// What start-up recovery found and did.
+struct RecoveryReport {
+  uint64_t transactions = 0;
+  uint64_t ready = 0;
+  uint64_t dead_letters = 0;
+  uint64_t due_in_memory = 0;
+  std::vector<std::string> repairs;  // one line per repaired inconsistency
+  int64_t took_ms = 0;
+};
+
+// Engine owns tarde's in-memory state (ready queues, leases, timers, counts)
+// and drives every transition: it decides with the pure rows of
+// transitions.h, writes the new record with its index entries and its audit
+// event as one storage batch, and only when that write succeeded updates its
+// memory. A failed write leaves the engine as it was and returns the error.
+// The store is the truth; everything in memory is rebuilt by recover().
+//
+// One thread owns an Engine (the server's io thread); it takes no locks and
+// does no IO but through the Store. Time and chance come from the injected
+// Clock and Random.
+class Engine {
+ public:
+  struct Options {
+    DueTimers::Options due;
+    // Due timers handled per call of run_timers, so that a burst of fires
+    // never starves connections (DESIGN.md "Traps": move due retries to ready
+    // in bounded chunks).
+    size_t fires_per_turn = 1024;
+  };
+
+  Engine(storage::Store& store, Clock& clock, Random& random, Options options);
+  Engine(storage::Store& store, Clock& clock, Random& random)
+      : Engine(store, clock, random, Options{}) {}
+
+  // Rebuilds all memory from the store: queue configurations, ready queues,
+  // dead-letter counts, state counts and the timer horizon; repairs what the
+  // invariant sweep finds. Must be called before any command.
+  [[nodiscard]] Status recover(RecoveryReport* report);
+
+  // Commands. Each returns the reply for a transaction, or the storage error
+  // that stopped it (nothing changed then). `conn` identifies the connection
+  // that holds leases.
+  [[nodiscard]] Result<TxReply> enqueue(const EnqueueArgs& args);
+  [[nodiscard]] Result<std::optional<HandOut>> reserve(std::string_view queue, uint64_t conn);
+  [[nodiscard]] Result<TxReply> sent(std::string_view tx_id, uint32_t attempt);
+  [[nodiscard]] Result<TxReply> release(uint64_t conn, std::string_view tx_id, uint32_t attempt,
+                                        int64_t delay_ms, std::string_view reason);
+  [[nodiscard]] Result<TxReply> respond(std::string_view tx_id, uint32_t attempt, Answer answer,
+                                        std::string_view reason,
+                                        std::optional<int64_t> retry_after_ms);
+  [[nodiscard]] Result<TxReply> resolve(std::string_view tx_id, storage::TxState terminal,
+                                        std::string_view reason);
+  [[nodiscard]] Result<TxReply> redrive(std::string_view queue, std::string_view tx_id);
+  [[nodiscard]] Result<std::optional<storage::TxRecord>> get(std::string_view tx_id);
+  // The newest `limit` events (0 = all), oldest first.
+  [[nodiscard]] Status history(std::string_view tx_id, size_t limit,
+                               std::vector<storage::EventRecord>* events);
+  [[nodiscard]] Status dead_letters(std::string_view queue, size_t limit,
+                                    std::vector<storage::DeadLetter>* letters);
+  const storage::QueueConfig& config(std::string_view queue);
+  [[nodiscard]] Status set_config(std::string_view queue, const storage::QueueConfig& config);
+  // Every lease held by a connection that closed ends as a failed delivery.
+  [[nodiscard]] Status connection_closed(uint64_t conn);
+
+  // Timers: fires what is due (bounded per call), expires leases and wakes
+  // queues whose delayed requests became ready. Returns true when more due
+  // work is already waiting (call again soon, after serving connections).
+  [[nodiscard]] Result<bool> run_timers();
+  // When run_timers should next be called (wall ms), or nullopt for never.
+  std::optional<int64_t> next_timer_ms() const;
+
+  // Called (synchronously) whenever a queue may have a request to hand out,
+  // so that waiting RESERVEs can try again.
+  void set_ready_listener(std::function<void(const std::string& queue)> listener) {
+    ready_listener_ = std::move(listener);
+  }
+
+  EngineStats stats() const;
+  std::vector<std::string> queue_names() const;
+  // Ready, leased and dead-letter counts and breaker state of one queue.
+  struct QueueFigures {
+    uint64_t ready = 0;
+    uint64_t leased = 0;
+    uint64_t dead = 0;
+    int64_t oldest_ready_at_ms = 0;
+    Breaker::State breaker = Breaker::State::kClosed;
+  };
+  QueueFigures queue_figures(std::string_view queue);
+
+ private:
+  struct ReadyItem {
+    std::string tx_id;
+    uint32_t attempt = 0;
+  };
+  using ReadyKey = std::pair<int64_t, uint64_t>;  // (ready_at_ms, seq)
+  struct QueueState {
+    storage::QueueConfig config;
+    std::map<ReadyKey, ReadyItem> ready;  // requests not leased, in hand-out order
+    uint64_t leased = 0;
+    uint64_t dead = 0;
+    TokenBucket bucket;
+    Breaker breaker;
+    std::string probe_tx_id;  // the half-open breaker's probe, if out
+    int64_t wake_at_ms = 0;   // a wake timer is already armed for this instant
+  };
+  struct Lease {
+    uint64_t conn = 0;
+    std::string queue;
+    uint32_t attempt = 0;
+    uint64_t id = 0;
+    TimerWheel<MemoryTimer>::Handle timer;
+  };
+
+  QueueState& queue_state(std::string_view queue);
+  RowContext row_context(const storage::QueueConfig& config);
+  Result<TxReply> apply_decision(const storage::TxRecord& before, Decision decision,
+                                 const char* cause);
+  Status persist(const storage::TxRecord* before, storage::TxRecord& after, const char* cause,
+                 std::string_view reason);
+  void apply_memory(const storage::TxRecord* before, const storage::TxRecord& after);
+  void drop_lease(const std::string& tx_id);
+  void notify_ready(const std::string& queue, int64_t ready_at_ms);
+  Status fire_due(const storage::DueEntry& entry);
+  Status purge(const storage::TxRecord& rec);
+  Status expire_lease(const std::string& tx_id, uint64_t lease_id);
+  Status end_delivery(const std::string& tx_id, uint32_t attempt, int64_t delay_ms,
+                      std::string_view reason, Result<TxReply>* reply);
+  Status load_ready(RecoveryReport* report);
+  Status load_transactions(RecoveryReport* report);
+
+  storage::Store& store_;
+  Clock& clock_;
+  Random& random_;
+  Options options_;
+  DueTimers due_;
+  TimerWheel<MemoryTimer> memory_timers_;
+  std::map<std::string, QueueState, std::less<>> queues_;
+  std::unordered_map<std::string, Lease> leases_;
+  std::unordered_map<uint64_t, std::unordered_set<std::string>> leases_by_conn_;
+  std::deque<storage::DueEntry> pending_fires_;
+  std::function<void(const std::string&)> ready_listener_;
+  std::array<uint64_t, 6> by_state_{};
+  uint64_t next_ready_seq_ = 1;
+  uint64_t next_lease_id_ = 1;
+  uint64_t fired_ = 0;
+  uint64_t stale_ = 0;
+};
+
+}  // namespace tarde::engine

@@ -1,0 +1,149 @@
+// The Engine's timer-driven work: due retries, response timeouts, retention
+// purges, lease expiries, disconnects and wake-ups of delayed requests.
+#include "engine/engine.h"
+
+#include "storage/assert.h"
+
+namespace tarde::engine {
+
+using storage::DueKind;
+using storage::TxRecord;
+using storage::TxState;
+
+Result<bool> Engine::run_timers() {
+  const int64_t now_ms = clock_.now_wall_ms();
+  std::vector<TimerWheel<MemoryTimer>::Fired> fired;
+  memory_timers_.advance(now_ms, fired);
+  for (auto& timer : fired) {
+    if (timer.value.kind == MemoryTimer::Kind::kLeaseExpiry) {
+      TARDE_RETURN_IF_ERROR(expire_lease(timer.value.key, timer.value.id));
+    } else if (ready_listener_) {
+      ready_listener_(timer.value.key);
+    }
+  }
+  if (pending_fires_.empty()) {
+    std::vector<storage::DueEntry> due;
+    TARDE_RETURN_IF_ERROR(due_.poll(now_ms, due));
+    pending_fires_.insert(pending_fires_.end(), due.begin(), due.end());
+  }
+  for (size_t n = 0; n < options_.fires_per_turn && !pending_fires_.empty(); ++n) {
+    TARDE_RETURN_IF_ERROR(fire_due(pending_fires_.front()));
+    pending_fires_.pop_front();
+  }
+  return !pending_fires_.empty();
+}
+
+std::optional<int64_t> Engine::next_timer_ms() const {
+  if (!pending_fires_.empty()) return clock_.now_wall_ms();
+  std::optional<int64_t> next = memory_timers_.next_due_ms();
+  const std::optional<int64_t> due = due_.next_wake_ms();
+  if (due && (!next || *due < *next)) next = due;
+  return next;
+}
+
+Status Engine::fire_due(const storage::DueEntry& entry) {
+  auto found = store_.get_tx(entry.tx_id);
+  if (!found.is_ok()) return found.status();
+  const std::optional<TxRecord>& rec = found.value();
+  const bool owned = rec && rec->due_kind == entry.kind && rec->due_at_ms == entry.fire_at_ms;
+  if (!owned) {
+    stale_ += 1;
+    // Delete the orphan key, unless the record owns that key with another kind.
+    if (rec && rec->due_kind != DueKind::kNone && rec->due_at_ms == entry.fire_at_ms) {
+      return Status::ok();
+    }
+    storage::Batch batch;
+    batch.delete_due(entry.fire_at_ms, entry.tx_id);
+    return store_.write(batch);
+  }
+  fired_ += 1;
+  QueueState& queue = queue_state(rec->queue);
+  switch (entry.kind) {
+    case DueKind::kRetry: {
+      Decision decision =
+          on_retry_due(*rec, entry.attempt, entry.fire_at_ms, row_context(queue.config));
+      return apply_decision(*rec, std::move(decision), "timer").status();
+    }
+    case DueKind::kResponseTimeout: {
+      Decision decision =
+          on_response_timeout(*rec, entry.fire_at_ms, row_context(queue.config));
+      auto reply = apply_decision(*rec, std::move(decision), "timer");
+      if (reply.is_ok() && queue.config.breaker) {
+        queue.breaker.record(clock_.now_wall_ms(), /*transient=*/true);
+      }
+      return reply.status();
+    }
+    case DueKind::kRetention:
+      return purge(*rec);
+    case DueKind::kNone:
+      break;
+  }
+  TARDE_ASSERT(false);
+  return Status::ok();
+}
+
+// Retention ran out for a terminal transaction: it goes, with its history and
+// its timer. An ENQUEUE of the same id afterwards creates a new transaction.
+Status Engine::purge(const TxRecord& rec) {
+  TARDE_ASSERT(storage::is_terminal(rec.state));
+  storage::Batch batch;
+  batch.delete_tx(rec.tx_id);
+  batch.delete_due(rec.due_at_ms, rec.tx_id);
+  TARDE_RETURN_IF_ERROR(store_.scan_events(rec.tx_id, [&](uint64_t seq, const auto&) {
+    batch.delete_event(rec.tx_id, seq);
+    return true;
+  }));
+  TARDE_RETURN_IF_ERROR(store_.write(batch));
+  by_state_[static_cast<size_t>(rec.state)] -= 1;
+  due_.on_delete(rec.due_at_ms, rec.tx_id);
+  return Status::ok();
+}
+
+Status Engine::expire_lease(const std::string& tx_id, uint64_t lease_id) {
+  auto lease = leases_.find(tx_id);
+  if (lease == leases_.end() || lease->second.id != lease_id) return Status::ok();
+  return end_delivery(tx_id, lease->second.attempt, 0, kReasonLeaseExpired, nullptr);
+}
+
+// A leased request's delivery ended without an answer: ready again, or dead.
+Status Engine::end_delivery(const std::string& tx_id, uint32_t attempt, int64_t delay_ms,
+                            std::string_view reason, Result<TxReply>* reply) {
+  auto found = store_.get_tx(tx_id);
+  if (!found.is_ok()) return found.status();
+  if (!found.value()) {
+    drop_lease(tx_id);
+    return Status::ok();
+  }
+  const TxRecord& rec = *found.value();
+  QueueState& queue = queue_state(rec.queue);
+  if (queue.probe_tx_id == tx_id) {
+    queue.probe_tx_id.clear();
+    queue.breaker.on_probe_lost();
+  }
+  const char* cause = reply ? "RELEASE" : "lease";
+  Decision decision =
+      on_delivery_failed(rec, attempt, delay_ms, reason, row_context(queue.config));
+  auto result = apply_decision(rec, std::move(decision), cause);
+  drop_lease(tx_id);  // also when the row was stale: the lease is over either way
+  if (!result.is_ok()) return result.status();
+  if (reply) *reply = std::move(result);
+  return Status::ok();
+}
+
+Status Engine::connection_closed(uint64_t conn) {
+  auto it = leases_by_conn_.find(conn);
+  if (it == leases_by_conn_.end()) return Status::ok();
+  const std::vector<std::string> tx_ids(it->second.begin(), it->second.end());
+  Status first_error;
+  for (const std::string& tx_id : tx_ids) {
+    auto lease = leases_.find(tx_id);
+    if (lease == leases_.end()) continue;
+    Status status =
+        end_delivery(tx_id, lease->second.attempt, 0, kReasonDisconnected, nullptr);
+    if (!status.is_ok() && first_error.is_ok()) first_error = status;
+  }
+  leases_by_conn_.erase(conn);
+  return first_error;
+}
+
+}  // namespace tarde::engine

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "storage/kv.h"
+#include "storage/records.h"
+#include "storage/status.h"
+#include "storage/store.h"
+
+namespace tarde::engine {
+
+// One broken invariant of DESIGN.md "Recovery", with what a repair needs.
+struct Violation {
+  enum class Kind {
+    kBadRecord,     // a record's own fields disagree; reported, never repaired
+    kMissingIndex,  // a record owns an index entry that is not there
+    kOrphanIndex,   // an index entry whose transaction does not own it
+  };
+  Kind kind = Kind::kBadRecord;
+  std::string text;           // one line for people
+  storage::TxRecord record;   // kMissingIndex: the owner, to rebuild from
+  storage::Cf cf = storage::Cf::kTx;  // the index column family concerned
+  std::string key;            // kOrphanIndex: the key to delete
+};
+
+// What a full sweep saw besides violations: the counts recovery needs.
+struct Sweep {
+  std::vector<Violation> violations;
+  std::array<uint64_t, 6> by_state{};  // indexed by storage::TxState
+  uint64_t transactions = 0;
+};
+
+// Checks every invariant over the whole store: each transaction's fields,
+// that it owns exactly the `due`, `ready` and `dead` entries its record
+// names, and that every such entry has its owner. This is what start-up
+// recovery runs and what `tarde-dump check` prints. Reads only; the cost is
+// one scan of each column family plus a point read per entry.
+[[nodiscard]] Status sweep_invariants(storage::Store& store, Sweep* sweep);
+
+// Repairs what can be repaired (missing entries are rebuilt from their owner,
+// orphans deleted) in one batch, and describes each repair in `repaired`.
+[[nodiscard]] Status repair_violations(storage::Store& store,
+                                       const std::vector<Violation>& violations,
+                                       std::vector<std::string>* repaired);
+
+}  // namespace tarde::engine

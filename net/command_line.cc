@@ -1,0 +1,125 @@
+#include "net/command_line.h"
+
+#include <charconv>
+
+namespace tarde::net {
+namespace {
+
+Result<uint64_t> parse_count(const std::string& flag, const std::string& value, uint64_t max) {
+  uint64_t parsed = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+  if (ec != std::errc() || end != value.data() + value.size() || value.empty() || parsed == 0 ||
+      parsed > max) {
+    return Status::invalid_argument(flag + " expects a whole number from 1 to " +
+                                    std::to_string(max) + ", got '" + value + "'");
+  }
+  return parsed;
+}
+
+Status apply_flag(const std::string& flag, const std::string& value, ServerOptions* o) {
+  if (flag == "--listen") return parse_host_port(value, &o->listen_host, &o->listen_port);
+  if (flag == "--metrics-listen") return parse_host_port(value, &o->metrics_host, &o->metrics_port);
+  if (flag == "--data") {
+    if (value.empty()) return Status::invalid_argument("--data expects a directory");
+    o->data_dir = value;
+    return Status::ok();
+  }
+  if (flag == "--sync") {
+    if (value != "always" && value != "none") {
+      return Status::invalid_argument("--sync expects always or none, got '" + value + "'");
+    }
+    o->sync = value == "always";
+    return Status::ok();
+  }
+  if (flag == "--max-connections") {
+    auto n = parse_count(flag, value, 1'000'000);
+    if (!n.is_ok()) return n.status();
+    o->max_connections = n.value();
+    return Status::ok();
+  }
+  if (flag == "--max-payload") {
+    auto n = parse_count(flag, value, 64ULL << 20);
+    if (!n.is_ok()) return n.status();
+    o->max_payload_bytes = n.value();
+    return Status::ok();
+  }
+  if (flag == "--auth-token-file") {
+    o->auth_token_file = value;
+    return Status::ok();
+  }
+  if (flag == "--log-level") {
+    for (const char* level : {"trace", "debug", "info", "warn", "error", "off"}) {
+      if (value == level) {
+        o->log_level = value;
+        return Status::ok();
+      }
+    }
+    return Status::invalid_argument("--log-level expects trace, debug, info, warn, error or off");
+  }
+  return Status::invalid_argument("unknown flag " + flag + " (see tarde --help)");
+}
+
+}  // namespace
+
+std::string usage_text() {
+  return R"(tarde - durable deferred retries
+
+Usage:
+  tarde serve [flags]     run the server
+  tarde --help            show this text
+  tarde --version         print the version
+
+Flags of serve:
+  --listen HOST:PORT          where clients connect (default 127.0.0.1:7400)
+  --data DIR                  data directory, created if missing (default ./tarde-data)
+  --sync always|none          always: fsync every commit before replying (default);
+                              none: survive kill -9 but not a power loss
+  --max-connections N         connections at once; the next gets ERR OVERLOADED (default 10000)
+  --max-payload BYTES         largest ENQUEUE payload (default 1048576)
+  --auth-token-file F         require AUTH with the token in F (first line)
+  --metrics-listen HOST:PORT  serve GET /metrics and GET /healthz over HTTP
+  --log-level L               trace, debug, info, warn, error or off (default info)
+)";
+}
+
+Status parse_host_port(const std::string& text, std::string* host, uint16_t* port) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
+    return Status::invalid_argument("expected HOST:PORT, got '" + text + "'");
+  }
+  std::string h = text.substr(0, colon);
+  if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  const std::string p = text.substr(colon + 1);
+  unsigned value = 0;
+  const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (ec != std::errc() || end != p.data() + p.size() || value > 65535) {
+    return Status::invalid_argument("bad port in '" + text + "'");
+  }
+  *host = h;
+  *port = static_cast<uint16_t>(value);
+  return Status::ok();
+}
+
+Result<ServerOptions> parse_serve_flags(const std::vector<std::string>& args) {
+  ServerOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i];
+    std::string value;
+    const size_t eq = flag.find('=');
+    if (flag.rfind("--", 0) != 0) {
+      return Status::invalid_argument("unexpected argument '" + flag + "' (see tarde --help)");
+    }
+    if (eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return Status::invalid_argument(flag + " needs a value");
+    }
+    TARDE_RETURN_IF_ERROR(apply_flag(flag, value, &options));
+  }
+  return options;
+}
+
+}  // namespace tarde::net

@@ -1,0 +1,64 @@
+#include "net/group_committer.h"
+
+#include <chrono>
+
+namespace tarde::net {
+
+GroupCommitter::GroupCommitter(asio::io_context& io, storage::StagedKv& staged,
+                               storage::Kv& durable, Done done)
+    : io_(io), staged_(staged), durable_(durable), done_(std::move(done)) {
+  worker_ = std::thread([this] { run_worker(); });
+}
+
+GroupCommitter::~GroupCommitter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  worker_.join();
+}
+
+void GroupCommitter::kick() {
+  if (in_flight_ || !staged_.has_open_group()) return;
+  storage::StagedKv::Group group = staged_.seal();
+  in_flight_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = Job{group.seq, std::move(group.batch)};
+  }
+  wake_.notify_one();
+}
+
+void GroupCommitter::run_worker() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || job_.has_value(); });
+      if (!job_) return;  // stopping with nothing to write
+      job = std::move(*job_);
+      job_.reset();
+    }
+    const auto started = std::chrono::steady_clock::now();
+    Status status = durable_.write(job.batch);
+    const auto took = std::chrono::steady_clock::now() - started;
+    const int64_t took_us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
+    const size_t ops = job.batch.size();
+    asio::post(io_, [this, seq = job.seq, status, took_us, ops] {
+      in_flight_ = false;
+      if (status.is_ok()) {
+        staged_.committed(seq);
+        commits_ += 1;
+        ops_committed_ += ops;
+        last_commit_us_ = took_us;
+      } else {
+        staged_.discard_from(seq);
+      }
+      done_(seq, status);
+      kick();
+    });
+  }
+}
+
+}  // namespace tarde::net

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <asio.hpp>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "storage/kv.h"
+#include "storage/staged_kv.h"
+#include "storage/status.h"
+
+namespace tarde::net {
+
+// GroupCommitter writes the groups staged in a StagedKv to the durable Kv on
+// a thread of its own, one group at a time, so that the engine thread never
+// waits for an fsync. Everything staged while one commit is in flight goes
+// into the next group and shares its fsync: that is the group commit.
+//
+// kick() and the completion callback run on the io thread; only the durable
+// write runs on the worker. On failure the group and everything staged after
+// it are discarded from the overlay before `done` is called, so reads see the
+// disk again. The committer is destroyed after the io thread stopped using it.
+class GroupCommitter {
+ public:
+  // Called on the io thread after each group: its seq and the write's status.
+  using Done = std::function<void(uint64_t seq, const Status& status)>;
+
+  GroupCommitter(asio::io_context& io, storage::StagedKv& staged, storage::Kv& durable,
+                 Done done);
+  ~GroupCommitter();
+  GroupCommitter(const GroupCommitter&) = delete;
+  GroupCommitter& operator=(const GroupCommitter&) = delete;
+
+  // Starts a commit of the open group when none is in flight.
+  void kick();
+  // Nothing in flight and nothing staged.
+  bool idle() const { return !in_flight_ && !staged_.has_open_group(); }
+  uint64_t commits() const { return commits_; }
+  uint64_t ops_committed() const { return ops_committed_; }
+  // Wall time of the last commit, for figures.
+  int64_t last_commit_us() const { return last_commit_us_; }
+
+ private:
+  struct Job {
+    uint64_t seq = 0;
+    storage::KvBatch batch;
+  };
+  void run_worker();
+
+  asio::io_context& io_;
+  storage::StagedKv& staged_;
+  storage::Kv& durable_;
+  Done done_;
+  bool in_flight_ = false;  // io thread only
+  uint64_t commits_ = 0;
+  uint64_t ops_committed_ = 0;
+  int64_t last_commit_us_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::optional<Job> job_;  // guarded by mutex_
+  bool stopping_ = false;   // guarded by mutex_
+  std::thread worker_;
+};
+
+}  // namespace tarde::net

@@ -1,0 +1,286 @@
+#include "net/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "net/metrics_listener.h"
+#include "net/replies.h"
+#include "net/session.h"
+
+namespace tarde::net {
+namespace {
+
+// How long a clean shutdown waits for in-flight commits and replies before
+// closing connections regardless.
+constexpr auto kShutdownGrace = std::chrono::seconds(5);
+
+Result<std::string> read_token_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::invalid_argument("cannot read auth token file " + path);
+  std::string token;
+  std::getline(in, token);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+  if (token.empty()) return Status::invalid_argument("auth token file " + path + " is empty");
+  return token;
+}
+
+}  // namespace
+
+Server::Server(ServerOptions options)
+    : options_(std::move(options)),
+      acceptor_(io_),
+      signals_(io_, SIGINT, SIGTERM),
+      timer_(io_),
+      grace_timer_(io_),
+      random_(static_cast<uint64_t>(clock_.now_steady_ms()) ^ 0x7461726465ULL),
+      decoder_(options_.max_payload_bytes) {}
+
+Server::~Server() {
+  committer_.reset();  // finishes the commit in flight, if any
+  engine_.reset();
+  store_.reset();
+  staged_.reset();
+  if (durable_) {
+    Status status = durable_->close();
+    if (!status.is_ok()) spdlog::error("closing the store: {}", status.to_string());
+  }
+}
+
+Status Server::open() {
+  started_steady_ms_ = clock_.now_steady_ms();
+  if (!options_.auth_token_file.empty()) {
+    auto token = read_token_file(options_.auth_token_file);
+    if (!token.is_ok()) return token.status();
+    auth_token_ = token.value();
+  }
+  storage::RocksKv::Options kv_options;
+  kv_options.sync = options_.sync;
+  auto durable = storage::RocksKv::open(options_.data_dir, kv_options);
+  if (!durable.is_ok()) return durable.status();
+  durable_ = std::move(durable).value();
+  staged_ = std::make_unique<storage::StagedKv>(*durable_);
+  store_ = std::make_unique<storage::Store>(*staged_);
+  engine_ = std::make_unique<engine::Engine>(*store_, clock_, random_);
+  engine::RecoveryReport report;
+  TARDE_RETURN_IF_ERROR(engine_->recover(&report));
+  // Recovery's repairs were staged: make them durable before serving.
+  committer_ = std::make_unique<GroupCommitter>(
+      io_, *staged_, *durable_, [this](uint64_t seq, const Status& s) { on_commit(seq, s); });
+  if (staged_->has_open_group()) {
+    auto group = staged_->seal();
+    TARDE_RETURN_IF_ERROR(durable_->write(group.batch));
+    staged_->committed(group.seq);
+  }
+  for (const std::string& repair : report.repairs) spdlog::warn("recovery: {}", repair);
+  spdlog::info(
+      "recovered {} in {} ms: {} transactions, {} ready, {} dead letters, {} timers in memory, "
+      "{} repairs",
+      options_.data_dir, report.took_ms, report.transactions, report.ready, report.dead_letters,
+      report.due_in_memory, report.repairs.size());
+  engine_->set_ready_listener([this](const std::string& queue) { signal_ready(queue); });
+
+  asio::error_code ec;
+  const auto address = asio::ip::make_address(options_.listen_host, ec);
+  if (ec) return Status::invalid_argument("bad listen address " + options_.listen_host);
+  const asio::ip::tcp::endpoint endpoint(address, options_.listen_port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::io_error("cannot listen on " + options_.listen_host + ":" +
+                            std::to_string(options_.listen_port) + ": " + ec.message());
+  }
+  port_ = acceptor_.local_endpoint().port();
+  if (!options_.metrics_host.empty()) {
+    metrics_ = std::make_unique<MetricsListener>(io_, *this);
+    TARDE_RETURN_IF_ERROR(metrics_->listen(options_.metrics_host, options_.metrics_port));
+  }
+  return Status::ok();
+}
+
+void Server::run() {
+  spdlog::info("tarde listening on {}:{} (data {}, sync={}{})", options_.listen_host, port_,
+               options_.data_dir, options_.sync ? "always" : "none",
+               auth_token_ ? ", AUTH required" : "");
+  signals_.async_wait([this](const asio::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::info("signal {}: stopping", signal);
+    stop();
+  });
+  do_accept();
+  asio::post(io_, [this] { after_commands(); });
+  io_.run();
+  spdlog::info("tarde stopped");
+}
+
+void Server::do_accept() {
+  acceptor_.async_accept([this](const asio::error_code& ec, asio::ip::tcp::socket socket) {
+    on_accept(ec, std::move(socket));
+  });
+}
+
+void Server::on_accept(const asio::error_code& ec, asio::ip::tcp::socket socket) {
+  if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+  if (!ec) {
+    auto session = std::make_shared<Session>(*this, std::move(socket), next_session_id_++);
+    if (sessions_.size() >= options_.max_connections) {
+      session->refuse(error_reply(ErrorCode::kOverloaded,
+                                  "too many connections (--max-connections " +
+                                      std::to_string(options_.max_connections) + ")"));
+    } else {
+      sessions_[session.get()] = session;
+      connections_total_ += 1;
+      session->start();
+    }
+  } else {
+    spdlog::warn("accept: {}", ec.message());
+  }
+  do_accept();
+}
+
+void Server::session_closed(Session* session) {
+  const uint64_t conn = session->context().conn_id;
+  auto it = sessions_.find(session);
+  if (it != sessions_.end()) {
+    // Released after this call returns: the session may be running close().
+    asio::post(io_, [released = std::move(it->second)] {});
+    sessions_.erase(it);
+  }
+  commit_waiters_.erase(session);
+  Status status = engine_->connection_closed(conn);
+  if (!status.is_ok()) spdlog::error("releasing leases of a closed connection: {}", status.to_string());
+  after_commands();
+  if (shutting_down_) finish_shutdown_when_idle();
+}
+
+void Server::after_commands() {
+  committer_->kick();
+  arm_timer();
+  if (shutting_down_) finish_shutdown_when_idle();
+}
+
+void Server::on_commit(uint64_t seq, const Status& status) {
+  if (!status.is_ok()) {
+    spdlog::error("commit of group {} failed: {}; reloading state from disk", seq,
+                  status.to_string());
+    engine::RecoveryReport report;
+    Status reloaded = engine_->recover(&report);
+    if (!reloaded.is_ok()) spdlog::error("reloading after a failed commit: {}", reloaded.to_string());
+  }
+  auto waiters = std::move(commit_waiters_);
+  commit_waiters_.clear();
+  for (auto& [raw, weak] : waiters) {
+    if (auto session = weak.lock()) session->on_commit(seq, status.is_ok());
+  }
+  if (shutting_down_) finish_shutdown_when_idle();
+}
+
+void Server::arm_timer() {
+  const std::optional<int64_t> next = engine_->next_timer_ms();
+  if (!next) return;
+  if (timer_at_ms_ && *timer_at_ms_ <= *next) return;  // already armed early enough
+  timer_at_ms_ = *next;
+  const int64_t delay_ms = std::max<int64_t>(0, *next - clock_.now_wall_ms());
+  timer_.expires_after(std::chrono::milliseconds(delay_ms));
+  timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec == asio::error::operation_aborted) return;
+    on_timer();
+  });
+}
+
+void Server::on_timer() {
+  timer_at_ms_.reset();
+  auto more = engine_->run_timers();
+  if (!more.is_ok()) {
+    spdlog::error("timers: {}", more.status().to_string());
+  } else if (more.value()) {
+    asio::post(io_, [this] { on_timer(); });  // more due: after serving connections
+  }
+  after_commands();
+}
+
+void Server::park(const std::shared_ptr<Session>& session, const std::string& queue) {
+  parked_[queue].push_back(session);
+}
+
+void Server::signal_ready(const std::string& queue) {
+  if (parked_.find(queue) == parked_.end()) return;
+  signaled_.insert(queue);
+  if (serve_posted_) return;
+  serve_posted_ = true;
+  asio::post(io_, [this] { serve_parked(); });
+}
+
+// Hands ready requests to parked RESERVEs, oldest first, until a queue has
+// nothing left to give.
+void Server::serve_parked() {
+  serve_posted_ = false;
+  std::set<std::string> queues = std::move(signaled_);
+  signaled_.clear();
+  for (const std::string& queue : queues) {
+    auto it = parked_.find(queue);
+    if (it == parked_.end()) continue;
+    auto& line = it->second;
+    while (!line.empty()) {
+      auto session = line.front().lock();
+      if (!session || !session->parked_on(queue)) {
+        line.pop_front();
+        continue;
+      }
+      staged_->reset_observed();
+      std::optional<std::string> got = try_reserve(session->context(), queue);
+      if (!got) break;
+      line.pop_front();
+      session->unpark(std::move(*got), staged_->observed_seq());
+    }
+    if (line.empty()) parked_.erase(it);
+  }
+  after_commands();
+}
+
+void Server::stop() {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  asio::error_code ignored;
+  acceptor_.close(ignored);
+  signals_.cancel(ignored);
+  if (metrics_) metrics_->close();
+  timer_.cancel();
+  timer_at_ms_ = INT64_MIN;  // the engine timer is not re-armed while stopping
+  grace_timer_.expires_after(kShutdownGrace);
+  grace_timer_.async_wait([this](const asio::error_code& ec) {
+    if (ec) return;
+    spdlog::warn("shutdown grace period over; closing remaining connections");
+    io_.stop();
+  });
+  finish_shutdown_when_idle();
+}
+
+// Once nothing is staged or being committed, every reply can go: close the
+// sessions (each flushes what it has) and let run() return.
+void Server::finish_shutdown_when_idle() {
+  if (!committer_->idle()) return;
+  std::vector<std::shared_ptr<Session>> open;
+  for (auto& [raw, session] : sessions_) open.push_back(session);
+  for (auto& session : open) session->begin_close();
+  if (sessions_.empty()) {
+    asio::error_code ignored;
+    grace_timer_.cancel();
+    io_.stop();
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> Server::figures() const {
+  return {
+      {"uptime_ms", std::to_string(clock_.now_steady_ms() - started_steady_ms_)},
+      {"connections", std::to_string(sessions_.size())},
+      {"connections_total", std::to_string(connections_total_)},
+      {"commands", std::to_string(commands_)},
+      {"commits", std::to_string(committer_->commits())},
+  };
+}
+
+}  // namespace tarde::net

@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tarde::net {
+
+// Where tarde keeps its data when --data is not given: a directory in the
+// current working directory, so that a first `tarde serve` just works.
+inline constexpr const char* kDefaultDataDir = "./tarde-data";
+inline constexpr const char* kDefaultListen = "127.0.0.1:7400";
+// PROTOCOL.md's defaults for --max-connections and --max-payload.
+inline constexpr size_t kDefaultMaxConnections = 10'000;
+inline constexpr size_t kDefaultMaxPayloadBytes = 1 << 20;
+
+// Everything `tarde serve` can be told on its command line.
+struct ServerOptions {
+  std::string listen_host = "127.0.0.1";
+  uint16_t listen_port = 7400;  // 0: any free port (tests), printed at start
+  std::string data_dir = kDefaultDataDir;
+  bool sync = true;  // --sync=always (fsync every commit) or none
+  size_t max_connections = kDefaultMaxConnections;
+  size_t max_payload_bytes = kDefaultMaxPayloadBytes;
+  std::string auth_token_file;  // empty: no AUTH required
+  std::string metrics_host;     // empty: no metrics listener
+  uint16_t metrics_port = 0;
+  std::string log_level = "info";
+};
+
+}  // namespace tarde::net

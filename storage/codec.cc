@@ -1,0 +1,312 @@
+#include "storage/codec.h"
+
+#include <cereal/archives/portable_binary.hpp>
+#include <cereal/cereal.hpp>
+#include <exception>
+#include <istream>
+#include <sstream>
+#include <streambuf>
+
+#include "storage/assert.h"
+#include "storage/keys.h"
+
+// Class versions of the persisted structs. They are stored on disk (once per
+// type per value, before the type's first fields); a layout change bumps one
+// and keeps the reader of the old layout. See storage/FORMAT.md.
+CEREAL_CLASS_VERSION(tarde::storage::RetryPolicy, 1);
+CEREAL_CLASS_VERSION(tarde::storage::DeliveryFailure, 1);
+CEREAL_CLASS_VERSION(tarde::storage::TxRecord, 1);
+CEREAL_CLASS_VERSION(tarde::storage::EventRecord, 1);
+CEREAL_CLASS_VERSION(tarde::storage::DueValue, 1);
+CEREAL_CLASS_VERSION(tarde::storage::ReadyValue, 1);
+CEREAL_CLASS_VERSION(tarde::storage::DeadLetter, 1);
+CEREAL_CLASS_VERSION(tarde::storage::QueueConfig, 1);
+
+namespace tarde::storage {
+namespace {
+
+using OutArchive = cereal::PortableBinaryOutputArchive;
+using InArchive = cereal::PortableBinaryInputArchive;
+
+// Strings are read in chunks of this many bytes so that a corrupt length
+// prefix costs at most one chunk of memory beyond the real input before the
+// read fails, instead of one huge allocation.
+constexpr size_t kReadChunkBytes = 64 * 1024;
+// The only class version this build writes and reads for every struct.
+constexpr std::uint32_t kClassVersion = 1;
+
+// A read-only streambuf over bytes the caller owns, so decoding copies nothing.
+class ViewBuf : public std::streambuf {
+ public:
+  explicit ViewBuf(std::string_view bytes) {
+    char* begin = const_cast<char*>(bytes.data());  // never written: get area only
+    setg(begin, begin, begin + bytes.size());
+  }
+};
+
+void check_version(const char* type, std::uint32_t version) {
+  if (version != kClassVersion) {
+    throw cereal::Exception(std::string(type) + " has unknown class version " +
+                            std::to_string(version));
+  }
+}
+
+// The helpers below are overloaded on the archive so that one serialize
+// function per struct describes both directions, as cereal intends.
+void text(OutArchive& ar, std::string& value) {
+  ar(cereal::make_size_tag(static_cast<cereal::size_type>(value.size())));
+  ar(cereal::binary_data(value.data(), value.size()));
+}
+
+void text(InArchive& ar, std::string& value) {
+  cereal::size_type size = 0;
+  ar(cereal::make_size_tag(size));
+  value.clear();
+  while (value.size() < size) {
+    const size_t chunk = std::min<cereal::size_type>(size - value.size(), kReadChunkBytes);
+    const size_t old_size = value.size();
+    value.resize(old_size + chunk);
+    ar(cereal::binary_data(value.data() + old_size, chunk));
+  }
+}
+
+template <typename Enum>
+void enum_byte(OutArchive& ar, Enum& value) {
+  ar(static_cast<std::uint8_t>(value));
+}
+
+template <typename Enum>
+void enum_byte(InArchive& ar, Enum& value) {
+  std::uint8_t byte = 0;
+  ar(byte);
+  value = static_cast<Enum>(byte);  // range checked by validate() after decoding
+}
+
+// A bool is one byte, 0 or 1; reading raw bytes into a bool could make an
+// invalid bool, so it goes through a uint8.
+void flag(OutArchive& ar, bool& value) { ar(static_cast<std::uint8_t>(value ? 1 : 0)); }
+
+void flag(InArchive& ar, bool& value) {
+  std::uint8_t byte = 0;
+  ar(byte);
+  if (byte > 1) throw cereal::Exception("bool byte " + std::to_string(byte));
+  value = byte == 1;
+}
+
+template <typename T>
+void list(OutArchive& ar, std::vector<T>& items) {
+  ar(cereal::make_size_tag(static_cast<cereal::size_type>(items.size())));
+  for (T& item : items) ar(item);
+}
+
+// Items are appended one at a time (no reserve from an untrusted count).
+template <typename T>
+void list(InArchive& ar, std::vector<T>& items) {
+  cereal::size_type count = 0;
+  ar(cereal::make_size_tag(count));
+  items.clear();
+  for (cereal::size_type i = 0; i < count; ++i) {
+    T item;
+    ar(item);
+    items.push_back(std::move(item));
+  }
+}
+
+bool valid_state(TxState state) { return static_cast<std::uint8_t>(state) <= 5; }
+bool valid_kind(DueKind kind) { return static_cast<std::uint8_t>(kind) <= 3; }
+
+template <typename T>
+std::string encode_value(const T& value) {
+  TARDE_ASSERT(validate(value).is_ok());
+  std::ostringstream out;
+  out.put(static_cast<char>(kValueFormat));
+  {
+    // Little-endian always, so the bytes do not depend on the host.
+    OutArchive ar(out, OutArchive::Options::LittleEndian());
+    ar(value);
+  }
+  return std::move(out).str();
+}
+
+template <typename T>
+Result<T> decode_value(std::string_view bytes, const char* what) {
+  const std::string prefix = std::string(what) + " value: ";
+  if (bytes.empty()) return Status::corruption(prefix + "empty");
+  const auto format = static_cast<std::uint8_t>(bytes[0]);
+  if (format != kValueFormat) {
+    return Status::corruption(prefix + "unknown format byte " + std::to_string(format));
+  }
+  ViewBuf buffer(bytes.substr(1));
+  std::istream in(&buffer);
+  T value;
+  try {
+    InArchive ar(in);
+    ar(value);
+  } catch (const std::exception& e) {
+    return Status::corruption(prefix + e.what());
+  }
+  if (buffer.in_avail() > 0) {
+    return Status::corruption(prefix + std::to_string(buffer.in_avail()) + " trailing bytes");
+  }
+  Status status = validate(value);
+  if (!status.is_ok()) return Status::corruption(prefix + status.message());
+  return value;
+}
+
+}  // namespace
+
+// cereal finds these by argument-dependent lookup, so they live in the
+// records' namespace. Field order is the on-disk order; see FORMAT.md.
+
+template <class Archive>
+void serialize(Archive& ar, RetryPolicy& p, const std::uint32_t version) {
+  check_version("RetryPolicy", version);
+  ar(p.max_attempts, p.base_ms, p.factor, p.cap_ms, p.jitter);
+  flag(ar, p.strict_cap);
+  ar(p.transient_base_ms, p.transient_factor, p.transient_cap_ms, p.max_transient);
+}
+
+template <class Archive>
+void serialize(Archive& ar, DeliveryFailure& f, const std::uint32_t version) {
+  check_version("DeliveryFailure", version);
+  ar(f.at_ms);
+  text(ar, f.reason);
+}
+
+template <class Archive>
+void serialize(Archive& ar, TxRecord& r, const std::uint32_t version) {
+  check_version("TxRecord", version);
+  text(ar, r.tx_id);
+  text(ar, r.queue);
+  enum_byte(ar, r.state);
+  ar(r.attempt, r.next_attempt, r.policy, r.next_fire_at_ms, r.deadline_at_ms, r.created_at_ms,
+     r.updated_at_ms, r.deliveries, r.transients);
+  text(ar, r.reason);
+  text(ar, r.payload);
+  ar(r.events);
+  enum_byte(ar, r.due_kind);
+  ar(r.due_at_ms, r.ready_at_ms, r.ready_seq);
+  flag(ar, r.dead_lettered);
+  list(ar, r.failures);
+}
+
+template <class Archive>
+void serialize(Archive& ar, EventRecord& e, const std::uint32_t version) {
+  check_version("EventRecord", version);
+  ar(e.at_ms);
+  enum_byte(ar, e.from);
+  enum_byte(ar, e.to);
+  ar(e.attempt, e.next_attempt);
+  text(ar, e.cause);
+  text(ar, e.reason);
+}
+
+template <class Archive>
+void serialize(Archive& ar, DueValue& v, const std::uint32_t version) {
+  check_version("DueValue", version);
+  enum_byte(ar, v.kind);
+  ar(v.attempt);
+}
+
+template <class Archive>
+void serialize(Archive& ar, ReadyValue& v, const std::uint32_t version) {
+  check_version("ReadyValue", version);
+  text(ar, v.tx_id);
+  ar(v.attempt);
+}
+
+template <class Archive>
+void serialize(Archive& ar, DeadLetter& d, const std::uint32_t version) {
+  check_version("DeadLetter", version);
+  text(ar, d.queue);
+  text(ar, d.tx_id);
+  ar(d.attempt, d.deliveries, d.buried_at_ms);
+  text(ar, d.payload);
+  list(ar, d.failures);
+}
+
+template <class Archive>
+void serialize(Archive& ar, QueueConfig& c, const std::uint32_t version) {
+  check_version("QueueConfig", version);
+  ar(c.policy, c.lease_ms, c.max_deliveries, c.rate, c.response_timeout_ms);
+  flag(ar, c.breaker);
+  ar(c.retention_ms);
+}
+
+Status validate(const TxRecord& record) {
+  if (!is_valid_tx_id(record.tx_id)) return Status::corruption("bad tx_id");
+  if (!is_valid_queue_name(record.queue)) return Status::corruption("bad queue name");
+  if (!valid_state(record.state)) return Status::corruption("state out of range");
+  if (!valid_kind(record.due_kind)) return Status::corruption("due kind out of range");
+  return Status::ok();
+}
+
+Status validate(const EventRecord& event) {
+  if (!valid_state(event.from)) return Status::corruption("from state out of range");
+  if (!valid_state(event.to)) return Status::corruption("to state out of range");
+  return Status::ok();
+}
+
+Status validate(const DueValue& value) {
+  if (!valid_kind(value.kind)) return Status::corruption("due kind out of range");
+  return Status::ok();
+}
+
+Status validate(const ReadyValue& value) {
+  if (!is_valid_tx_id(value.tx_id)) return Status::corruption("bad tx_id");
+  return Status::ok();
+}
+
+Status validate(const DeadLetter& letter) {
+  if (!is_valid_queue_name(letter.queue)) return Status::corruption("bad queue name");
+  if (!is_valid_tx_id(letter.tx_id)) return Status::corruption("bad tx_id");
+  return Status::ok();
+}
+
+Status validate(const QueueConfig& /*config*/) { return Status::ok(); }
+
+std::string encode_tx(const TxRecord& record) { return encode_value(record); }
+Result<TxRecord> decode_tx(std::string_view bytes) {
+  return decode_value<TxRecord>(bytes, "TxRecord");
+}
+
+std::string encode_event(const EventRecord& event) { return encode_value(event); }
+Result<EventRecord> decode_event(std::string_view bytes) {
+  return decode_value<EventRecord>(bytes, "EventRecord");
+}
+
+std::string encode_due_value(const DueValue& value) { return encode_value(value); }
+Result<DueValue> decode_due_value(std::string_view bytes) {
+  return decode_value<DueValue>(bytes, "DueValue");
+}
+
+std::string encode_ready_value(const ReadyValue& value) { return encode_value(value); }
+Result<ReadyValue> decode_ready_value(std::string_view bytes) {
+  return decode_value<ReadyValue>(bytes, "ReadyValue");
+}
+
+std::string encode_dead_letter(const DeadLetter& letter) { return encode_value(letter); }
+Result<DeadLetter> decode_dead_letter(std::string_view bytes) {
+  return decode_value<DeadLetter>(bytes, "DeadLetter");
+}
+
+std::string encode_queue_config(const QueueConfig& config) { return encode_value(config); }
+Result<QueueConfig> decode_queue_config(std::string_view bytes) {
+  return decode_value<QueueConfig>(bytes, "QueueConfig");
+}
+
+std::string encode_format_version(uint32_t version) {
+  std::string bytes;
+  append_be32(&bytes, version);
+  return bytes;
+}
+
+Result<uint32_t> decode_format_version(std::string_view bytes) {
+  if (bytes.size() != 4) {
+    return Status::corruption("format version: " + std::to_string(bytes.size()) +
+                              " bytes, expected 4");
+  }
+  return read_be32(bytes);
+}
+
+}  // namespace tarde::storage

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "storage/records.h"
+#include "storage/status.h"
+
+// Value encodings of every column family (specified in storage/FORMAT.md).
+// A value is one format byte (kValueFormat) followed by a cereal portable
+// binary archive of the record. Encoders assert that the record is valid (an
+// out-of-range enum is a programming error); decoders never throw: malformed,
+// truncated or trailing bytes, an unknown format byte or class version, and
+// out-of-range enums all come back as corruption naming what failed. All
+// functions are pure and may be called from any thread.
+namespace tarde::storage {
+
+// The leading byte of every cereal-encoded value. Stored on disk: a new value
+// layout gets a new byte and the old reader stays.
+inline constexpr uint8_t kValueFormat = 1;
+
+// The value of a `due` entry; the key holds fire_at_ms and tx_id.
+struct DueValue {
+  DueKind kind = DueKind::kNone;
+  uint32_t attempt = 0;
+
+  bool operator==(const DueValue&) const = default;
+};
+
+// The value of a `ready` entry; the key holds queue, ready_at_ms and seq.
+struct ReadyValue {
+  std::string tx_id;
+  uint32_t attempt = 0;
+
+  bool operator==(const ReadyValue&) const = default;
+};
+
+// Record checks shared by encoders (as asserts) and decoders (as corruption).
+Status validate(const TxRecord& record);
+Status validate(const EventRecord& event);
+Status validate(const DueValue& value);
+Status validate(const ReadyValue& value);
+Status validate(const DeadLetter& letter);
+Status validate(const QueueConfig& config);
+
+std::string encode_tx(const TxRecord& record);
+Result<TxRecord> decode_tx(std::string_view bytes);
+
+std::string encode_event(const EventRecord& event);
+Result<EventRecord> decode_event(std::string_view bytes);
+
+std::string encode_due_value(const DueValue& value);
+Result<DueValue> decode_due_value(std::string_view bytes);
+
+std::string encode_ready_value(const ReadyValue& value);
+Result<ReadyValue> decode_ready_value(std::string_view bytes);
+
+std::string encode_dead_letter(const DeadLetter& letter);
+Result<DeadLetter> decode_dead_letter(std::string_view bytes);
+
+std::string encode_queue_config(const QueueConfig& config);
+Result<QueueConfig> decode_queue_config(std::string_view bytes);
+
+// The meta "format" value: the version as a 4-byte big-endian uint32 (no
+// format byte, so that any future build can read it).
+std::string encode_format_version(uint32_t version);
+Result<uint32_t> decode_format_version(std::string_view bytes);
+
+}  // namespace tarde::storage

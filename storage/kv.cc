@@ -1,0 +1,30 @@
+#include "storage/kv.h"
+
+namespace tarde::storage {
+
+const char* cf_name(Cf cf) {
+  // These names are part of the on-disk layout (see FORMAT.md); never rename.
+  switch (cf) {
+    case Cf::kTx: return "tx";
+    case Cf::kDue: return "due";
+    case Cf::kReady: return "ready";
+    case Cf::kEvents: return "events";
+    case Cf::kDead: return "dead";
+    case Cf::kMeta: return "meta";
+  }
+  return "?";
+}
+
+void KvBatch::put(Cf cf, std::string_view key, std::string_view value) {
+  ops_.push_back(KvOp{cf, false, std::string(key), std::string(value)});
+}
+
+void KvBatch::del(Cf cf, std::string_view key) {
+  ops_.push_back(KvOp{cf, true, std::string(key), std::string()});
+}
+
+void KvBatch::append(const KvBatch& other) {
+  ops_.insert(ops_.end(), other.ops_.begin(), other.ops_.end());
+}
+
+}  // namespace tarde::storage

@@ -1,0 +1,128 @@
+#include "storage/staged_kv.h"
+
+#include <algorithm>
+
+#include "storage/assert.h"
+
+namespace tarde::storage {
+
+void StagedKv::observe(uint64_t seq) { observed_seq_ = std::max(observed_seq_, seq); }
+
+template <typename Predicate>
+void StagedKv::drop_versions(Cf cf, const std::string& key, const Predicate& drop) {
+  Overlay& overlay = overlay_[static_cast<size_t>(cf)];
+  auto it = overlay.find(key);
+  if (it == overlay.end()) return;  // already dropped through an earlier op on the key
+  std::erase_if(it->second, [&drop](const Version& version) { return drop(version.seq); });
+  if (it->second.empty()) overlay.erase(it);
+}
+
+Result<std::optional<std::string>> StagedKv::get(Cf cf, std::string_view key) {
+  const Overlay& overlay = overlay_[static_cast<size_t>(cf)];
+  auto it = overlay.find(key);
+  if (it == overlay.end()) return base_.get(cf, key);
+  const Version& latest = it->second.back();
+  observe(latest.seq);
+  if (latest.is_delete) return std::optional<std::string>();
+  return std::optional<std::string>(latest.value);
+}
+
+bool StagedKv::emit(const Overlay::const_iterator& it, const KvVisitor& visit) {
+  const Version& latest = it->second.back();
+  observe(latest.seq);
+  if (latest.is_delete) return true;  // hides the base's value, if any
+  return visit(it->first, latest.value);
+}
+
+Status StagedKv::scan(Cf cf, std::string_view lower, std::string_view upper,
+                      const KvVisitor& visit) {
+  const Overlay& overlay = overlay_[static_cast<size_t>(cf)];
+  auto it = overlay.lower_bound(lower);
+  auto in_range = [&](const Overlay::const_iterator& at) {
+    return at != overlay.end() && (upper.empty() || std::string_view(at->first) < upper);
+  };
+  bool stopped = false;
+  Status status = base_.scan(cf, lower, upper, [&](std::string_view key, std::string_view value) {
+    // Overlay keys below the base key come first.
+    while (in_range(it) && std::string_view(it->first) < key) {
+      if (!emit(it++, visit)) {
+        stopped = true;
+        return false;
+      }
+    }
+    // On an equal key the overlay wins (its value or its deletion).
+    const bool shadowed = in_range(it) && std::string_view(it->first) == key;
+    const bool more = shadowed ? emit(it++, visit) : visit(key, value);
+    stopped = !more;
+    return more;
+  });
+  if (!status.is_ok() || stopped) return status;
+  // Overlay keys above the base's last key.
+  while (in_range(it)) {
+    if (!emit(it++, visit)) break;
+  }
+  return Status::ok();
+}
+
+Status StagedKv::write(const KvBatch& batch) {
+  if (batch.empty()) return Status::ok();
+  for (const KvOp& op : batch.ops()) {
+    Versions& versions = overlay_[static_cast<size_t>(op.cf)][op.key];
+    Version version{open_seq_, op.is_delete, op.value};
+    if (!versions.empty() && versions.back().seq == open_seq_) {
+      versions.back() = std::move(version);  // rewritten within the same group
+    } else {
+      versions.push_back(std::move(version));
+    }
+  }
+  open_batch_.append(batch);
+  last_staged_seq_ = open_seq_;
+  observe(open_seq_);
+  return Status::ok();
+}
+
+StagedKv::Group StagedKv::seal() {
+  TARDE_ASSERT(has_open_group());
+  SealedKeys sealed{open_seq_, {}};
+  sealed.keys.reserve(open_batch_.size());
+  for (const KvOp& op : open_batch_.ops()) sealed.keys.emplace_back(op.cf, op.key);
+  Group group{open_seq_, std::move(open_batch_)};
+  open_batch_.clear();  // a moved-from batch is valid but unspecified
+  sealed_.push_back(std::move(sealed));
+  ++open_seq_;
+  return group;
+}
+
+void StagedKv::committed(uint64_t seq) {
+  TARDE_ASSERT(seq < open_seq_);  // the open group has not been sealed
+  while (!sealed_.empty() && sealed_.front().seq <= seq) {
+    for (const auto& [cf, key] : sealed_.front().keys) {
+      drop_versions(cf, key, [seq](uint64_t version_seq) { return version_seq <= seq; });
+    }
+    sealed_.pop_front();
+  }
+  committed_seq_ = std::max(committed_seq_, seq);
+}
+
+void StagedKv::discard_from(uint64_t seq) {
+  TARDE_ASSERT(seq > committed_seq_);
+  TARDE_ASSERT(seq <= open_seq_);
+  auto discarded = [seq](uint64_t version_seq) { return version_seq >= seq; };
+  while (!sealed_.empty() && sealed_.back().seq >= seq) {
+    for (const auto& [cf, key] : sealed_.back().keys) drop_versions(cf, key, discarded);
+    sealed_.pop_back();
+  }
+  if (has_open_group()) {
+    for (const KvOp& op : open_batch_.ops()) drop_versions(op.cf, op.key, discarded);
+    open_batch_.clear();
+    ++open_seq_;  // numbers are never reused
+  }
+}
+
+size_t StagedKv::overlay_size() const {
+  size_t size = 0;
+  for (const Overlay& overlay : overlay_) size += overlay.size();
+  return size;
+}
+
+}  // namespace tarde::storage

@@ -1,0 +1,118 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "storage/kv.h"
+
+namespace tarde::storage {
+
+// StagedKv is the group-commit overlay. The engine writes through it and sees
+// its own writes at once, while the writes of many commands collect in one
+// open group; the server seals the group, writes it to the base Kv with one
+// fsync (possibly on another thread), and reports back with committed() or,
+// on failure, discard_from(). Replies wait until the group they depend on
+// (observed_seq()) is committed.
+//
+// Groups are numbered 1, 2, 3, ...; numbers are never reused, so a discarded
+// group's number is never committed and the server must fail the replies that
+// observed it when it calls discard_from(). The overlay keeps, per key, the
+// value each uncommitted group gave it, so committed() and discard_from() are
+// exact whatever the number of groups in flight.
+//
+// Owned by the server; the base must outlive it. Not thread-safe: every
+// method is called from the engine thread (only the base's write of a sealed
+// group may run elsewhere, on the Group's own copy of the batch). Errors are
+// the base's read errors; write() never fails.
+class StagedKv final : public Kv {
+ public:
+  // A sealed group: its number and every op staged into it, in order.
+  struct Group {
+    uint64_t seq = 0;
+    KvBatch batch;
+  };
+
+  explicit StagedKv(Kv& base) : base_(base) {}
+
+  // The overlay's latest staged value or deletion wins over the base.
+  [[nodiscard]] Result<std::optional<std::string>> get(Cf cf, std::string_view key) override;
+  // The base's scan merged with the overlay in key order: overlay values win
+  // on equal keys and overlay deletions hide base keys. Stops when visit
+  // returns false.
+  [[nodiscard]] Status scan(Cf cf, std::string_view lower, std::string_view upper,
+                            const KvVisitor& visit) override;
+  // Stages the batch into the open group (opening one if needed) and returns
+  // ok. An empty batch stages nothing and opens no group.
+  [[nodiscard]] Status write(const KvBatch& batch) override;
+
+  // True when something is staged and not yet sealed.
+  bool has_open_group() const { return !open_batch_.empty(); }
+  // Closes the open group for commit; the next write opens the next number.
+  // Requires: has_open_group().
+  Group seal();
+  // The base now holds every group up to seq: drops the overlay values of
+  // those groups (a key rewritten by a later group keeps that later value).
+  // Costs O(ops in the groups). Requires: seq was sealed.
+  void committed(uint64_t seq);
+  // The commit of group seq failed: drops every overlay value of groups >= seq,
+  // sealed or open, so reads see the base (plus older uncommitted groups).
+  // Requires: seq is above committed_seq().
+  void discard_from(uint64_t seq);
+
+  // The highest seq passed to committed(); 0 before the first.
+  uint64_t committed_seq() const { return committed_seq_; }
+  // The seq of the newest group that received a write (open, sealed,
+  // committed or discarded); 0 before the first write.
+  uint64_t last_staged_seq() const { return last_staged_seq_; }
+
+  // observed_seq() is the highest group seq of any overlay value that a get
+  // or scan returned or that hid a base value, or that a write staged, since
+  // the last reset_observed(); 0 when none. The server resets it before each
+  // command and afterwards knows which commit the command's reply depends on.
+  void reset_observed() { observed_seq_ = 0; }
+  uint64_t observed_seq() const { return observed_seq_; }
+
+  // The number of keys with an uncommitted value, for tests and metrics.
+  size_t overlay_size() const;
+
+ private:
+  // One group's value for a key: a put of value, or a deletion.
+  struct Version {
+    uint64_t seq = 0;
+    bool is_delete = false;
+    std::string value;
+  };
+  // The uncommitted values of one key, oldest group first; the back wins.
+  using Versions = std::vector<Version>;
+  using Overlay = std::map<std::string, Versions, std::less<>>;
+  // The keys of a sealed, uncommitted group: what committed() revisits.
+  struct SealedKeys {
+    uint64_t seq = 0;
+    std::vector<std::pair<Cf, std::string>> keys;
+  };
+
+  void observe(uint64_t seq);
+  // Removes the versions of key whose seq satisfies drop(seq), and the key
+  // when none is left.
+  template <typename Predicate>
+  void drop_versions(Cf cf, const std::string& key, const Predicate& drop);
+  bool emit(const Overlay::const_iterator& it, const KvVisitor& visit);
+
+  Kv& base_;
+  std::array<Overlay, kCfCount> overlay_;
+  KvBatch open_batch_;
+  uint64_t open_seq_ = 1;          // the number the open (or next) group carries
+  std::deque<SealedKeys> sealed_;  // sealed and uncommitted, oldest first
+  uint64_t committed_seq_ = 0;
+  uint64_t last_staged_seq_ = 0;
+  uint64_t observed_seq_ = 0;
+};
+
+}  // namespace tarde::storage

@@ -1,0 +1,288 @@
+#include "storage/store.h"
+
+#include "storage/assert.h"
+#include "storage/codec.h"
+#include "storage/keys.h"
+
+namespace tarde::storage {
+namespace {
+
+// The corruption error for a record that failed to decode, naming where it is.
+Status bad_record(Cf cf, std::string_view key, const Status& cause) {
+  return Status::corruption(std::string(cf_name(cf)) + " " + printable_key(key) + ": " +
+                            cause.message());
+}
+
+// True when the column family holds at least one key.
+Result<bool> has_any_key(Kv& kv, Cf cf) {
+  bool found = false;
+  Status status = kv.scan(cf, {}, {}, [&found](std::string_view, std::string_view) {
+    found = true;
+    return false;
+  });
+  if (!status.is_ok()) return status;
+  return found;
+}
+
+// Decodes a `dead` entry and checks that the record matches its key.
+Result<DeadLetter> decode_dead_entry(std::string_view key, std::string_view value) {
+  Result<DeadKey> dead_key_parts = decode_dead_key(key);
+  if (!dead_key_parts.is_ok()) return dead_key_parts.status();
+  Result<DeadLetter> letter = decode_dead_letter(value);
+  if (!letter.is_ok()) return bad_record(Cf::kDead, key, letter.status());
+  if (letter->queue != dead_key_parts->queue || letter->tx_id != dead_key_parts->tx_id) {
+    return bad_record(Cf::kDead, key, Status::corruption("record does not match its key"));
+  }
+  return std::move(letter).value();
+}
+
+Result<ReadyEntry> decode_ready_entry(std::string_view key, std::string_view value) {
+  Result<ReadyKey> parts = decode_ready_key(key);
+  if (!parts.is_ok()) return parts.status();
+  Result<ReadyValue> ready = decode_ready_value(value);
+  if (!ready.is_ok()) return bad_record(Cf::kReady, key, ready.status());
+  return ReadyEntry{std::move(parts->queue), parts->ready_at_ms, parts->seq,
+                    std::move(ready->tx_id), ready->attempt};
+}
+
+// Runs a scan whose step decodes and visits one entry, returning whether to
+// go on. The first decoding error stops the scan and is returned.
+template <typename Step>
+Status decoding_scan(Kv& kv, Cf cf, std::string_view lower, std::string_view upper,
+                     const Step& step) {
+  Status failure;
+  Status status = kv.scan(cf, lower, upper, [&](std::string_view key, std::string_view value) {
+    Result<bool> more = step(key, value);
+    if (!more.is_ok()) {
+      failure = more.status();
+      return false;
+    }
+    return more.value();
+  });
+  if (!failure.is_ok()) return failure;
+  return status;
+}
+
+}  // namespace
+
+void Batch::put_tx(const TxRecord& record) {
+  kv_.put(Cf::kTx, tx_key(record.tx_id), encode_tx(record));
+}
+
+void Batch::delete_tx(std::string_view tx_id) { kv_.del(Cf::kTx, tx_key(tx_id)); }
+
+void Batch::put_due(const DueEntry& entry) {
+  kv_.put(Cf::kDue, due_key(entry.fire_at_ms, entry.tx_id),
+          encode_due_value(DueValue{entry.kind, entry.attempt}));
+}
+
+void Batch::delete_due(int64_t fire_at_ms, std::string_view tx_id) {
+  kv_.del(Cf::kDue, due_key(fire_at_ms, tx_id));
+}
+
+void Batch::put_ready(const ReadyEntry& entry) {
+  kv_.put(Cf::kReady, ready_key(entry.queue, entry.ready_at_ms, entry.seq),
+          encode_ready_value(ReadyValue{entry.tx_id, entry.attempt}));
+}
+
+void Batch::delete_ready(std::string_view queue, int64_t ready_at_ms, uint64_t seq) {
+  kv_.del(Cf::kReady, ready_key(queue, ready_at_ms, seq));
+}
+
+void Batch::put_event(std::string_view tx_id, uint64_t seq, const EventRecord& event) {
+  kv_.put(Cf::kEvents, event_key(tx_id, seq), encode_event(event));
+}
+
+void Batch::delete_event(std::string_view tx_id, uint64_t seq) {
+  kv_.del(Cf::kEvents, event_key(tx_id, seq));
+}
+
+void Batch::put_dead(const DeadLetter& letter) {
+  kv_.put(Cf::kDead, dead_key(letter.queue, letter.tx_id), encode_dead_letter(letter));
+}
+
+void Batch::delete_dead(std::string_view queue, std::string_view tx_id) {
+  kv_.del(Cf::kDead, dead_key(queue, tx_id));
+}
+
+void Batch::put_queue_config(std::string_view queue, const QueueConfig& config) {
+  kv_.put(Cf::kMeta, queue_config_key(queue), encode_queue_config(config));
+}
+
+void Batch::put_meta(std::string_view name, std::string_view value) {
+  TARDE_ASSERT(!name.empty());
+  kv_.put(Cf::kMeta, name, value);
+}
+
+Status Store::ensure_format() {
+  Result<std::optional<std::string>> stored = kv_.get(Cf::kMeta, kMetaFormatKey);
+  if (!stored.is_ok()) return stored.status();
+  if (stored->has_value()) {
+    Result<uint32_t> version = decode_format_version(stored.value().value());
+    if (!version.is_ok()) return bad_record(Cf::kMeta, kMetaFormatKey, version.status());
+    if (version.value() == 0) return Status::corruption("meta format: version 0 was never written");
+    if (version.value() > kFormatVersion) {
+      return Status::invalid_argument("store format version " + std::to_string(version.value()) +
+                                      " is newer than this build's " +
+                                      std::to_string(kFormatVersion));
+    }
+    return Status::ok();
+  }
+  // No format record: only an empty store may become a tarde store. Every
+  // column family is checked, not only `tx`, so that a half-written or
+  // foreign store is refused rather than adopted.
+  for (size_t i = 0; i < kCfCount; ++i) {
+    const Cf cf = static_cast<Cf>(i);
+    Result<bool> any = has_any_key(kv_, cf);
+    if (!any.is_ok()) return any.status();
+    if (any.value()) {
+      return Status::corruption(std::string("store holds data in column family ") + cf_name(cf) +
+                                " but no format record; not a tarde store");
+    }
+  }
+  KvBatch batch;
+  batch.put(Cf::kMeta, kMetaFormatKey, encode_format_version(kFormatVersion));
+  return kv_.write(batch);
+}
+
+Result<std::optional<TxRecord>> Store::get_tx(std::string_view tx_id) {
+  if (!is_valid_tx_id(tx_id)) return Status::invalid_argument("bad tx_id " + printable_key(tx_id));
+  Result<std::optional<std::string>> bytes = kv_.get(Cf::kTx, tx_key(tx_id));
+  if (!bytes.is_ok()) return bytes.status();
+  if (!bytes->has_value()) return std::optional<TxRecord>();
+  Result<TxRecord> record = decode_tx(bytes.value().value());
+  if (!record.is_ok()) return bad_record(Cf::kTx, tx_id, record.status());
+  if (record->tx_id != tx_id) {
+    return bad_record(Cf::kTx, tx_id, Status::corruption("record does not match its key"));
+  }
+  return std::optional<TxRecord>(std::move(record).value());
+}
+
+Status Store::scan_tx(const std::function<bool(const TxRecord&)>& visit) {
+  return decoding_scan(kv_, Cf::kTx, {}, {}, [&](std::string_view key, std::string_view value) {
+    Result<std::string> tx_id = decode_tx_key(key);
+    if (!tx_id.is_ok()) return Result<bool>(tx_id.status());
+    Result<TxRecord> record = decode_tx(value);
+    if (!record.is_ok()) return Result<bool>(bad_record(Cf::kTx, key, record.status()));
+    if (record->tx_id != tx_id.value()) {
+      return Result<bool>(
+          bad_record(Cf::kTx, key, Status::corruption("record does not match its key")));
+    }
+    return Result<bool>(visit(record.value()));
+  });
+}
+
+Status Store::scan_due(const DueEntry* after, int64_t until_ms,
+                       const std::function<bool(const DueEntry&)>& visit) {
+  if (until_ms < 0) return Status::ok();  // no valid time is <= a negative one
+  const std::string lower =
+      after == nullptr ? std::string() : key_after(due_key(after->fire_at_ms, after->tx_id));
+  const std::string upper = due_upper_bound(until_ms);
+  if (!lower.empty() && lower >= upper) return Status::ok();
+  return decoding_scan(
+      kv_, Cf::kDue, lower, upper, [&](std::string_view key, std::string_view value) {
+        Result<DueKey> parts = decode_due_key(key);
+        if (!parts.is_ok()) return Result<bool>(parts.status());
+        Result<DueValue> due = decode_due_value(value);
+        if (!due.is_ok()) return Result<bool>(bad_record(Cf::kDue, key, due.status()));
+        return Result<bool>(
+            visit(DueEntry{parts->fire_at_ms, std::move(parts->tx_id), due->kind, due->attempt}));
+      });
+}
+
+Status Store::scan_ready(std::string_view queue,
+                         const std::function<bool(const ReadyEntry&)>& visit) {
+  if (!is_valid_queue_name(queue)) {
+    return Status::invalid_argument("bad queue name " + printable_key(queue));
+  }
+  const std::string lower = ready_prefix(queue);
+  const std::string upper = prefix_end(lower);
+  return decoding_scan(kv_, Cf::kReady, lower, upper,
+                       [&](std::string_view key, std::string_view value) {
+                         Result<ReadyEntry> entry = decode_ready_entry(key, value);
+                         if (!entry.is_ok()) return Result<bool>(entry.status());
+                         return Result<bool>(visit(entry.value()));
+                       });
+}
+
+Status Store::scan_all_ready(const std::function<bool(const ReadyEntry&)>& visit) {
+  return decoding_scan(kv_, Cf::kReady, {}, {}, [&](std::string_view key, std::string_view value) {
+    Result<ReadyEntry> entry = decode_ready_entry(key, value);
+    if (!entry.is_ok()) return Result<bool>(entry.status());
+    return Result<bool>(visit(entry.value()));
+  });
+}
+
+Status Store::scan_events(std::string_view tx_id,
+                          const std::function<bool(uint64_t seq, const EventRecord&)>& visit) {
+  if (!is_valid_tx_id(tx_id)) return Status::invalid_argument("bad tx_id " + printable_key(tx_id));
+  const std::string lower = event_prefix(tx_id);
+  const std::string upper = prefix_end(lower);
+  return decoding_scan(kv_, Cf::kEvents, lower, upper,
+                       [&](std::string_view key, std::string_view value) {
+                         Result<EventKey> parts = decode_event_key(key);
+                         if (!parts.is_ok()) return Result<bool>(parts.status());
+                         Result<EventRecord> event = decode_event(value);
+                         if (!event.is_ok()) {
+                           return Result<bool>(bad_record(Cf::kEvents, key, event.status()));
+                         }
+                         return Result<bool>(visit(parts->seq, event.value()));
+                       });
+}
+
+Status Store::scan_dead(std::string_view queue,
+                        const std::function<bool(const DeadLetter&)>& visit) {
+  if (!is_valid_queue_name(queue)) {
+    return Status::invalid_argument("bad queue name " + printable_key(queue));
+  }
+  const std::string lower = dead_prefix(queue);
+  const std::string upper = prefix_end(lower);
+  return decoding_scan(kv_, Cf::kDead, lower, upper,
+                       [&](std::string_view key, std::string_view value) {
+                         Result<DeadLetter> letter = decode_dead_entry(key, value);
+                         if (!letter.is_ok()) return Result<bool>(letter.status());
+                         return Result<bool>(visit(letter.value()));
+                       });
+}
+
+Status Store::scan_all_dead(const std::function<bool(const DeadLetter&)>& visit) {
+  return decoding_scan(kv_, Cf::kDead, {}, {}, [&](std::string_view key, std::string_view value) {
+    Result<DeadLetter> letter = decode_dead_entry(key, value);
+    if (!letter.is_ok()) return Result<bool>(letter.status());
+    return Result<bool>(visit(letter.value()));
+  });
+}
+
+Result<std::optional<DeadLetter>> Store::get_dead(std::string_view queue, std::string_view tx_id) {
+  if (!is_valid_queue_name(queue) || !is_valid_tx_id(tx_id)) {
+    return Status::invalid_argument("bad queue name or tx_id");
+  }
+  const std::string key = dead_key(queue, tx_id);
+  Result<std::optional<std::string>> bytes = kv_.get(Cf::kDead, key);
+  if (!bytes.is_ok()) return bytes.status();
+  if (!bytes->has_value()) return std::optional<DeadLetter>();
+  Result<DeadLetter> letter = decode_dead_entry(key, bytes.value().value());
+  if (!letter.is_ok()) return letter.status();
+  return std::optional<DeadLetter>(std::move(letter).value());
+}
+
+Status Store::scan_queue_configs(
+    const std::function<bool(const std::string& queue, const QueueConfig&)>& visit) {
+  const std::string upper = prefix_end(kMetaQueuePrefix);
+  return decoding_scan(kv_, Cf::kMeta, kMetaQueuePrefix, upper,
+                       [&](std::string_view key, std::string_view value) {
+                         Result<std::string> queue = decode_queue_config_key(key);
+                         if (!queue.is_ok()) return Result<bool>(queue.status());
+                         Result<QueueConfig> config = decode_queue_config(value);
+                         if (!config.is_ok()) {
+                           return Result<bool>(bad_record(Cf::kMeta, key, config.status()));
+                         }
+                         return Result<bool>(visit(queue.value(), config.value()));
+                       });
+}
+
+Result<std::optional<std::string>> Store::get_meta(std::string_view name) {
+  return kv_.get(Cf::kMeta, name);
+}
+
+}  // namespace tarde::storage

@@ -1,0 +1,185 @@
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "storage/rocks_kv.h"
+#include "tests/support/temp_dir.h"
+
+namespace tarde::storage {
+namespace {
+
+using tarde::testing::TempDir;
+
+std::unique_ptr<RocksKv> open_or_fail(const std::string& dir, const RocksKv::Options& options) {
+  Result<std::unique_ptr<RocksKv>> kv = RocksKv::open(dir, options);
+  REQUIRE_MESSAGE(kv.is_ok(), kv.status().to_string());
+  return std::move(kv).value();
+}
+
+RocksKv::Options fast() {
+  RocksKv::Options options;
+  options.sync = false;
+  return options;
+}
+
+TEST_CASE("rocks_kv: a second open of a dir in the same process fails clearly") {
+  TempDir dir;
+  std::unique_ptr<RocksKv> first = open_or_fail(dir.path(), fast());
+  Result<std::unique_ptr<RocksKv>> second = RocksKv::open(dir.path(), fast());
+  REQUIRE_FALSE(second.is_ok());
+  CHECK(second.status().code() == Status::Code::kBusy);
+  CHECK(second.status().message().find("is locked") != std::string::npos);
+  CHECK(second.status().message().find(dir.path()) != std::string::npos);
+  // Once the first closes, the dir opens again.
+  REQUIRE(first->close().is_ok());
+  CHECK(RocksKv::open(dir.path(), fast()).is_ok());
+}
+
+TEST_CASE("rocks_kv: a dir locked by another process fails clearly") {
+  TempDir dir;
+  open_or_fail(dir.path(), fast()).reset();  // creates the store and its LOCK file
+  int ready_pipe[2];
+  int release_pipe[2];
+  REQUIRE(pipe(ready_pipe) == 0);
+  REQUIRE(pipe(release_pipe) == 0);
+  const std::string lock_path = dir.sub("LOCK");
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    // The child only takes the same fcntl lock RocksDB takes, then waits.
+    const int fd = open(lock_path.c_str(), O_RDWR);
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    const char result = (fd >= 0 && fcntl(fd, F_SETLK, &lock) == 0) ? 'y' : 'n';
+    ssize_t ignored = write(ready_pipe[1], &result, 1);
+    char byte = 0;
+    ignored = read(release_pipe[0], &byte, 1);
+    (void)ignored;
+    _exit(0);
+  }
+  char locked = 0;
+  REQUIRE(read(ready_pipe[0], &locked, 1) == 1);
+  REQUIRE(locked == 'y');
+  Result<std::unique_ptr<RocksKv>> kv = RocksKv::open(dir.path(), fast());
+  const char release = 'x';
+  REQUIRE(write(release_pipe[1], &release, 1) == 1);
+  int child_status = 0;
+  waitpid(child, &child_status, 0);
+  for (int fd : {ready_pipe[0], ready_pipe[1], release_pipe[0], release_pipe[1]}) close(fd);
+
+  REQUIRE_FALSE(kv.is_ok());
+  CHECK(kv.status().code() == Status::Code::kBusy);
+  CHECK(kv.status().message().find("is locked") != std::string::npos);
+  MESSAGE(kv.status().to_string());
+  // With the other process gone the dir opens.
+  CHECK(RocksKv::open(dir.path(), fast()).is_ok());
+}
+
+TEST_CASE("rocks_kv: writes from a second thread while the main thread reads") {
+  TempDir dir;
+  std::unique_ptr<RocksKv> kv = open_or_fail(dir.path(), fast());
+  constexpr int kBatches = 2000;
+  std::atomic<bool> write_failed{false};
+  std::thread writer([&] {
+    for (int i = 0; i < kBatches; ++i) {
+      // Each batch puts a pair; a scan must never see half a pair.
+      KvBatch batch;
+      const std::string n = std::to_string(100000 + i);
+      batch.put(Cf::kReady, "a" + n, n);
+      batch.put(Cf::kReady, "b" + n, n);
+      if (!kv->write(batch).is_ok()) write_failed = true;
+    }
+  });
+  int scans = 0;
+  bool torn = false;
+  bool read_failed = false;
+  for (bool done = false; !done; ++scans) {
+    size_t a = 0;
+    size_t b = 0;
+    Status status = kv->scan(Cf::kReady, {}, {}, [&](std::string_view key, std::string_view) {
+      (key[0] == 'a' ? a : b) += 1;
+      return true;
+    });
+    read_failed = read_failed || !status.is_ok();
+    torn = torn || a != b;
+    done = a == kBatches;
+    Result<std::optional<std::string>> first = kv->get(Cf::kReady, "a100000");
+    read_failed = read_failed || !first.is_ok();
+  }
+  writer.join();
+  CHECK_FALSE(write_failed);
+  CHECK_FALSE(read_failed);
+  CHECK_FALSE(torn);
+  CHECK(scans >= 1);
+}
+
+TEST_CASE("rocks_kv: a secondary instance follows the primary after try_catch_up") {
+  TempDir dir;
+  std::unique_ptr<RocksKv> primary = open_or_fail(dir.sub("db"), fast());
+  KvBatch first;
+  first.put(Cf::kTx, "before", "1");
+  REQUIRE(primary->write(first).is_ok());
+
+  RocksKv::Options secondary_options;
+  secondary_options.secondary_path = dir.sub("secondary");
+  std::unique_ptr<RocksKv> secondary = open_or_fail(dir.sub("db"), secondary_options);
+  CHECK(secondary->get(Cf::kTx, "before").value() == std::optional<std::string>("1"));
+
+  KvBatch second;
+  second.put(Cf::kTx, "after", "2");
+  REQUIRE(primary->write(second).is_ok());
+  REQUIRE(secondary->try_catch_up().is_ok());
+  CHECK(secondary->get(Cf::kTx, "after").value() == std::optional<std::string>("2"));
+
+  // A secondary refuses writes, and only a secondary catches up.
+  CHECK(secondary->write(second).code() == Status::Code::kInvalidArgument);
+  CHECK(primary->try_catch_up().code() == Status::Code::kInvalidArgument);
+}
+
+TEST_CASE("rocks_kv: read-only open, missing dir, and scan bounds") {
+  TempDir dir;
+  RocksKv::Options no_create = fast();
+  no_create.create_if_missing = false;
+  Result<std::unique_ptr<RocksKv>> missing = RocksKv::open(dir.sub("absent"), no_create);
+  REQUIRE_FALSE(missing.is_ok());
+  CHECK(missing.status().code() == Status::Code::kIoError);
+
+  {
+    std::unique_ptr<RocksKv> kv = open_or_fail(dir.path(), fast());
+    KvBatch batch;
+    for (std::string key : {"a", "b", "c", "d"}) batch.put(Cf::kDue, key, key);
+    batch.del(Cf::kDue, "c");
+    REQUIRE(kv->write(batch).is_ok());
+  }
+  RocksKv::Options read_only = fast();
+  read_only.read_only = true;
+  std::unique_ptr<RocksKv> kv = open_or_fail(dir.path(), read_only);
+  std::string seen;
+  REQUIRE(kv->scan(Cf::kDue, "b", "d", [&seen](std::string_view key, std::string_view) {
+    seen += key;
+    return true;
+  }).is_ok());
+  CHECK(seen == "b");
+  seen.clear();
+  REQUIRE(kv->scan(Cf::kDue, "", "", [&seen](std::string_view key, std::string_view value) {
+    seen += std::string(key) + std::string(value);
+    return key < "b";
+  }).is_ok());
+  CHECK(seen == "aabb");
+  KvBatch batch;
+  batch.put(Cf::kDue, "e", "e");
+  CHECK(kv->write(batch).code() == Status::Code::kInvalidArgument);
+  CHECK(kv->close().is_ok());
+  CHECK(kv->close().is_ok());  // idempotent
+}
+
+}  // namespace
+}  // namespace tarde::storage

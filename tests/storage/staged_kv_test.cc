@@ -1,0 +1,246 @@
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "storage/mem_kv.h"
+#include "storage/staged_kv.h"
+
+namespace tarde::storage {
+namespace {
+
+using Pairs = std::vector<std::pair<std::string, std::string>>;
+
+void put(Kv& kv, std::string_view key, std::string_view value, Cf cf = Cf::kTx) {
+  KvBatch batch;
+  batch.put(cf, key, value);
+  REQUIRE(kv.write(batch).is_ok());
+}
+
+void del(Kv& kv, std::string_view key, Cf cf = Cf::kTx) {
+  KvBatch batch;
+  batch.del(cf, key);
+  REQUIRE(kv.write(batch).is_ok());
+}
+
+std::optional<std::string> read(Kv& kv, std::string_view key, Cf cf = Cf::kTx) {
+  Result<std::optional<std::string>> value = kv.get(cf, key);
+  REQUIRE(value.is_ok());
+  return value.value();
+}
+
+Pairs scan(Kv& kv, std::string_view lower = {}, std::string_view upper = {}, size_t limit = 1000,
+           Cf cf = Cf::kTx) {
+  Pairs out;
+  Status status = kv.scan(cf, lower, upper, [&](std::string_view key, std::string_view value) {
+    out.emplace_back(std::string(key), std::string(value));
+    return out.size() < limit;
+  });
+  REQUIRE(status.is_ok());
+  return out;
+}
+
+TEST_CASE("staged_kv: overlay values win and deletions hide the base") {
+  MemKv base;
+  put(base, "k", "base");
+  put(base, "gone", "base");
+  StagedKv staged(base);
+  CHECK(read(staged, "k") == "base");
+
+  put(staged, "k", "staged");
+  del(staged, "gone");
+  put(staged, "new", "staged", Cf::kDue);
+  CHECK(read(staged, "k") == "staged");
+  CHECK(read(staged, "gone") == std::nullopt);
+  CHECK(read(staged, "new", Cf::kDue) == "staged");
+  CHECK(read(staged, "new") == std::nullopt);  // column families stay apart
+  // The base is untouched until the group is committed.
+  CHECK(read(base, "k") == "base");
+  CHECK(read(base, "gone") == "base");
+  CHECK(staged.has_open_group());
+}
+
+TEST_CASE("staged_kv: scan merges base and overlay in key order, honouring bounds and stops") {
+  MemKv base;
+  for (std::string key : {"a", "c", "e", "g"}) put(base, key, "base-" + key);
+  StagedKv staged(base);
+  put(staged, "0", "ov-0");  // before every base key
+  put(staged, "b", "ov-b");  // between base keys
+  put(staged, "c", "ov-c");  // replaces a base key
+  del(staged, "e");          // hides a base key
+  del(staged, "f");          // deletes a key the base never had
+  put(staged, "h", "ov-h");  // after every base key
+  put(staged, "z", "ov-z");
+
+  const Pairs all = {{"0", "ov-0"}, {"a", "base-a"}, {"b", "ov-b"}, {"c", "ov-c"},
+                     {"g", "base-g"}, {"h", "ov-h"}, {"z", "ov-z"}};
+  CHECK(scan(staged) == all);
+  CHECK(scan(staged, "b", "h") == Pairs{{"b", "ov-b"}, {"c", "ov-c"}, {"g", "base-g"}});
+  CHECK(scan(staged, "d", "g") == Pairs{});
+  CHECK(scan(staged, "h") == Pairs{{"h", "ov-h"}, {"z", "ov-z"}});
+  for (size_t limit = 1; limit <= all.size(); ++limit) {
+    CAPTURE(limit);
+    CHECK(scan(staged, {}, {}, limit) == Pairs(all.begin(), all.begin() + limit));
+  }
+}
+
+TEST_CASE("staged_kv: committed drops only the committed group's values") {
+  MemKv base;
+  StagedKv staged(base);
+  put(staged, "k1", "g1");
+  put(staged, "k2", "g1");
+  REQUIRE(staged.has_open_group());
+  StagedKv::Group group1 = staged.seal();
+  CHECK(group1.seq == 1);
+  CHECK(group1.batch.size() == 2);
+  CHECK(group1.batch.ops()[0].key == "k1");
+  CHECK_FALSE(staged.has_open_group());
+
+  put(staged, "k2", "g2");  // a later group rewrites k2
+  CHECK(staged.last_staged_seq() == 2);
+  REQUIRE(base.write(group1.batch).is_ok());
+  staged.committed(1);
+  CHECK(staged.committed_seq() == 1);
+  CHECK(staged.overlay_size() == 1);  // only k2, held by group 2
+  CHECK(read(staged, "k1") == "g1");  // now from the base
+  CHECK(read(staged, "k2") == "g2");  // group 2's value stays
+
+  StagedKv::Group group2 = staged.seal();
+  CHECK(group2.seq == 2);
+  REQUIRE(base.write(group2.batch).is_ok());
+  staged.committed(2);
+  CHECK(staged.overlay_size() == 0);
+  CHECK(read(staged, "k2") == "g2");
+}
+
+TEST_CASE("staged_kv: committed covers several sealed groups at once") {
+  MemKv base;
+  StagedKv staged(base);
+  put(staged, "a", "1");
+  StagedKv::Group group1 = staged.seal();
+  put(staged, "a", "2");
+  put(staged, "b", "2");
+  StagedKv::Group group2 = staged.seal();
+  put(staged, "c", "3");  // open group 3
+  REQUIRE(base.write(group1.batch).is_ok());
+  REQUIRE(base.write(group2.batch).is_ok());
+  staged.committed(2);
+  CHECK(staged.overlay_size() == 1);  // only c, of the open group
+  CHECK(read(staged, "a") == "2");
+  CHECK(scan(staged) == Pairs{{"a", "2"}, {"b", "2"}, {"c", "3"}});
+  CHECK(staged.has_open_group());
+}
+
+TEST_CASE("staged_kv: discard_from restores the base view") {
+  MemKv base;
+  put(base, "k", "base");
+  StagedKv staged(base);
+  put(staged, "k", "g1");
+  put(staged, "n", "g1");
+  StagedKv::Group group1 = staged.seal();
+  put(staged, "k", "g2");
+  del(staged, "base-only");
+  staged.discard_from(group1.seq);
+  CHECK_FALSE(staged.has_open_group());
+  CHECK(staged.overlay_size() == 0);
+  CHECK(read(staged, "k") == "base");
+  CHECK(read(staged, "n") == std::nullopt);
+  CHECK(scan(staged) == Pairs{{"k", "base"}});
+  // Numbers are not reused: the next group is 3.
+  put(staged, "k", "g3");
+  CHECK(staged.last_staged_seq() == 3);
+  CHECK(staged.seal().seq == 3);
+}
+
+TEST_CASE("staged_kv: discard_from keeps older uncommitted groups, even under a rewrite") {
+  MemKv base;
+  put(base, "k", "base");
+  StagedKv staged(base);
+  put(staged, "k", "g1");
+  StagedKv::Group group1 = staged.seal();
+  put(staged, "k", "g2");
+  put(staged, "only2", "g2");
+  StagedKv::Group group2 = staged.seal();
+  put(staged, "k", "g3");  // open
+  staged.discard_from(group2.seq);
+  CHECK(read(staged, "k") == "g1");
+  CHECK(read(staged, "only2") == std::nullopt);
+  CHECK_FALSE(staged.has_open_group());
+  REQUIRE(base.write(group1.batch).is_ok());
+  staged.committed(group1.seq);
+  CHECK(staged.overlay_size() == 0);
+  CHECK(read(staged, "k") == "g1");
+}
+
+TEST_CASE("staged_kv: observed_seq tracks the newest group a command depended on") {
+  MemKv base;
+  put(base, "base", "v");
+  put(base, "x", "v");
+  StagedKv staged(base);
+  put(staged, "a", "g1");
+  put(staged, "m", "g1");
+  StagedKv::Group group1 = staged.seal();
+  put(staged, "b", "g2");
+  del(staged, "x");
+
+  staged.reset_observed();
+  CHECK(staged.observed_seq() == 0);
+  CHECK(read(staged, "base") == "v");
+  CHECK(read(staged, "absent") == std::nullopt);
+  CHECK(staged.observed_seq() == 0);  // base-only reads depend on no group
+  CHECK(read(staged, "a") == "g1");
+  CHECK(staged.observed_seq() == 1);
+  CHECK(read(staged, "x") == std::nullopt);  // hidden by group 2's deletion
+  CHECK(staged.observed_seq() == 2);
+
+  staged.reset_observed();
+  CHECK(scan(staged, {}, {}, 1) == Pairs{{"a", "g1"}});  // stops before "b"
+  CHECK(staged.observed_seq() == 1);
+  staged.reset_observed();
+  CHECK(scan(staged, "m", "n") == Pairs{{"m", "g1"}});
+  CHECK(staged.observed_seq() == 1);
+  staged.reset_observed();
+  scan(staged, "w");  // passes x, deleted by group 2
+  CHECK(staged.observed_seq() == 2);
+
+  staged.reset_observed();
+  put(staged, "c", "g2");
+  CHECK(staged.observed_seq() == 2);
+
+  REQUIRE(base.write(group1.batch).is_ok());
+  staged.committed(group1.seq);
+  staged.reset_observed();
+  CHECK(read(staged, "a") == "g1");
+  CHECK(staged.observed_seq() == 0);  // committed values come from the base
+}
+
+TEST_CASE("staged_kv: a group's batch holds every staged op in order") {
+  MemKv base;
+  StagedKv staged(base);
+  KvBatch first;
+  first.put(Cf::kTx, "t", "1");
+  first.put(Cf::kDue, "d", "x");
+  REQUIRE(staged.write(first).is_ok());
+  KvBatch second;
+  second.del(Cf::kDue, "d");
+  second.put(Cf::kTx, "t", "2");
+  REQUIRE(staged.write(second).is_ok());
+  REQUIRE(staged.write(KvBatch()).is_ok());  // empty: stages nothing
+  StagedKv::Group group = staged.seal();
+  REQUIRE(group.batch.size() == 4);
+  CHECK(group.batch.ops()[2].is_delete);
+  CHECK(group.batch.ops()[3].value == "2");
+  // Applying the group to the base gives what the overlay showed.
+  REQUIRE(base.write(group.batch).is_ok());
+  staged.committed(group.seq);
+  CHECK(read(staged, "t") == "2");
+  CHECK(read(staged, "d", Cf::kDue) == std::nullopt);
+  // An empty write after a seal opens no group.
+  REQUIRE(staged.write(KvBatch()).is_ok());
+  CHECK_FALSE(staged.has_open_group());
+}
+
+}  // namespace
+}  // namespace tarde::storage

@@ -1,0 +1,354 @@
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "storage/codec.h"
+#include "storage/keys.h"
+#include "storage/mem_kv.h"
+#include "storage/rocks_kv.h"
+#include "storage/store.h"
+#include "tests/support/temp_dir.h"
+
+namespace tarde::storage {
+namespace {
+
+using tarde::testing::TempDir;
+
+// The same checks run over every Kv: the in-memory reference and RocksDB.
+struct MemBackend {
+  MemKv mem;
+  Kv& kv() { return mem; }
+};
+
+struct RocksBackend {
+  TempDir dir;
+  std::unique_ptr<RocksKv> rocks;
+  RocksBackend() {
+    RocksKv::Options options;
+    options.sync = false;  // tests need no power-loss safety
+    Result<std::unique_ptr<RocksKv>> opened = RocksKv::open(dir.path(), options);
+    REQUIRE_MESSAGE(opened.is_ok(), opened.status().to_string());
+    rocks = std::move(opened).value();
+  }
+  Kv& kv() { return *rocks; }
+};
+
+#define STORE_BACKENDS MemBackend, RocksBackend
+
+TxRecord make_tx(std::string tx_id, std::string queue = "q") {
+  TxRecord record;
+  record.tx_id = std::move(tx_id);
+  record.queue = std::move(queue);
+  record.state = TxState::kScheduled;
+  record.attempt = 1;
+  record.next_attempt = 2;
+  record.payload = "payload of " + record.tx_id;
+  return record;
+}
+
+DeadLetter make_dead(std::string queue, std::string tx_id) {
+  DeadLetter letter;
+  letter.queue = std::move(queue);
+  letter.tx_id = std::move(tx_id);
+  letter.attempt = 2;
+  letter.failures = {{7, "lease expired"}};
+  return letter;
+}
+
+EventRecord event_at(int64_t at_ms) {
+  EventRecord event;
+  event.at_ms = at_ms;
+  return event;
+}
+
+QueueConfig config_with_lease(int64_t lease_ms) {
+  QueueConfig config;
+  config.lease_ms = lease_ms;
+  return config;
+}
+
+std::vector<std::string> due_ids(Store& store, const DueEntry* after, int64_t until_ms) {
+  std::vector<std::string> ids;
+  Status status = store.scan_due(after, until_ms, [&ids](const DueEntry& entry) {
+    ids.push_back(std::to_string(entry.fire_at_ms) + entry.tx_id);
+    return true;
+  });
+  REQUIRE(status.is_ok());
+  return ids;
+}
+
+using Ids = std::vector<std::string>;
+
+TEST_CASE_TEMPLATE("store: a batch applies all of its ops, in order", Backend, STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  Batch batch;
+  batch.put_tx(make_tx("a"));
+  batch.put_due(DueEntry{100, "a", DueKind::kRetry, 2});
+  batch.put_event("a", 0, EventRecord{});
+  batch.put_tx(make_tx("b"));
+  batch.delete_tx("b");  // a later op on the same key wins
+  REQUIRE(store.write(batch).is_ok());
+
+  Result<std::optional<TxRecord>> a = store.get_tx("a");
+  REQUIRE(a.is_ok());
+  REQUIRE(a->has_value());
+  CHECK(a.value().value() == make_tx("a"));
+  Result<std::optional<TxRecord>> b = store.get_tx("b");
+  REQUIRE(b.is_ok());
+  CHECK_FALSE(b->has_value());
+  CHECK(due_ids(store, nullptr, 100) == Ids{"100a"});
+  int events = 0;
+  REQUIRE(store.scan_events("a", [&events](uint64_t, const EventRecord&) {
+    ++events;
+    return true;
+  }).is_ok());
+  CHECK(events == 1);
+}
+
+TEST_CASE("store: a failed write applies none of its ops (MemKv fault)") {
+  MemKv kv;
+  Store store(kv);
+  Batch batch;
+  batch.put_tx(make_tx("a"));
+  batch.put_due(DueEntry{100, "a", DueKind::kRetry, 2});
+  kv.fail_writes_for_test(true);
+  Status failed = store.write(batch);
+  CHECK(failed.code() == Status::Code::kIoError);
+  CHECK(kv.size(Cf::kTx) == 0);
+  CHECK(kv.size(Cf::kDue) == 0);
+  kv.fail_writes_for_test(false);
+  REQUIRE(store.write(batch).is_ok());
+  CHECK(kv.size(Cf::kTx) == 1);
+  CHECK(kv.size(Cf::kDue) == 1);
+}
+
+TEST_CASE_TEMPLATE("store: scan_due honours after and until", Backend, STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  Batch batch;
+  for (auto [ms, id] : std::vector<std::pair<int64_t, std::string>>{
+           {11, "a"}, {5, "b"}, {10, "c"}, {5, "a"}, {10, "a"}, {256, "z"}, {255, "z"}, {0, "x"}}) {
+    batch.put_due(DueEntry{ms, id, DueKind::kRetry, 1});
+  }
+  REQUIRE(store.write(batch).is_ok());
+
+  CHECK(due_ids(store, nullptr, 10) == Ids{"0x", "5a", "5b", "10a", "10c"});
+  CHECK(due_ids(store, nullptr, -1) == Ids{});
+  CHECK(due_ids(store, nullptr, 0) == Ids{"0x"});
+  CHECK(due_ids(store, nullptr, INT64_MAX) ==
+        Ids{"0x", "5a", "5b", "10a", "10c", "11a", "255z", "256z"});
+  CHECK(due_ids(store, nullptr, 255) == Ids{"0x", "5a", "5b", "10a", "10c", "11a", "255z"});
+
+  DueEntry after{5, "b", DueKind::kNone, 0};
+  CHECK(due_ids(store, &after, 10) == Ids{"10a", "10c"});
+  after = DueEntry{10, "a", DueKind::kNone, 0};
+  CHECK(due_ids(store, &after, 10) == Ids{"10c"});
+  after = DueEntry{10, "c", DueKind::kNone, 0};
+  CHECK(due_ids(store, &after, 10) == Ids{});
+  after = DueEntry{7, "absent", DueKind::kNone, 0};  // need not exist
+  CHECK(due_ids(store, &after, 256) == Ids{"10a", "10c", "11a", "255z", "256z"});
+  after = DueEntry{10, "b", DueKind::kNone, 0};  // between two keys at the same time
+  CHECK(due_ids(store, &after, 11) == Ids{"10c", "11a"});
+  after = DueEntry{300, "a", DueKind::kNone, 0};  // after beyond until
+  CHECK(due_ids(store, &after, 10) == Ids{});
+
+  // Early stop, and the values come back.
+  std::vector<DueEntry> first_two;
+  REQUIRE(store.scan_due(nullptr, INT64_MAX, [&first_two](const DueEntry& entry) {
+    first_two.push_back(entry);
+    return first_two.size() < 2;
+  }).is_ok());
+  REQUIRE(first_two.size() == 2);
+  CHECK(first_two[1] == DueEntry{5, "a", DueKind::kRetry, 1});
+}
+
+TEST_CASE_TEMPLATE("store: ready, dead, events, tx and config scans stay in bounds and order",
+                   Backend, STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  Batch batch;
+  // Queues "q", "q-", "q0" and "r" bracket "q" on both sides.
+  for (std::string queue : {"q", "q-", "q0", "r"}) {
+    batch.put_ready(ReadyEntry{queue, 256, 1, "t-" + queue, 1});
+    batch.put_dead(make_dead(queue, "t"));
+  }
+  batch.put_ready(ReadyEntry{"q", 255, 9, "t2", 3});
+  batch.put_ready(ReadyEntry{"q", 256, 0, "t3", 1});
+  batch.put_ready(ReadyEntry{"q", 65536, 2, "t4", 1});
+  batch.put_dead(make_dead("q", "a"));
+  for (uint64_t seq : {256, 1, 0, 255}) {
+    batch.put_event("a", seq, event_at(static_cast<int64_t>(seq)));
+  }
+  batch.put_event("a!", 0, EventRecord{});  // another transaction that extends "a"
+  for (std::string id : {"b", "a!", "a", "B"}) batch.put_tx(make_tx(id));
+  batch.put_queue_config("zz", config_with_lease(1));
+  batch.put_queue_config("aa", config_with_lease(2));
+  batch.put_meta("other", "x");
+  REQUIRE(store.write(batch).is_ok());
+
+  Ids ready;
+  REQUIRE(store.scan_ready("q", [&ready](const ReadyEntry& entry) {
+    ready.push_back(entry.tx_id + "@" + std::to_string(entry.ready_at_ms) + "/" +
+                    std::to_string(entry.seq));
+    return true;
+  }).is_ok());
+  CHECK(ready == Ids{"t2@255/9", "t3@256/0", "t-q@256/1", "t4@65536/2"});
+
+  Ids all_ready;
+  REQUIRE(store.scan_all_ready([&all_ready](const ReadyEntry& entry) {
+    all_ready.push_back(entry.queue + ":" + entry.tx_id);
+    return true;
+  }).is_ok());
+  CHECK(all_ready == Ids{"q:t2", "q:t3", "q:t-q", "q:t4", "q-:t-q-", "q0:t-q0", "r:t-r"});
+
+  Ids dead;
+  REQUIRE(store.scan_dead("q", [&dead](const DeadLetter& letter) {
+    dead.push_back(letter.queue + ":" + letter.tx_id);
+    return true;
+  }).is_ok());
+  CHECK(dead == Ids{"q:a", "q:t"});
+  Ids all_dead;
+  REQUIRE(store.scan_all_dead([&all_dead](const DeadLetter& letter) {
+    all_dead.push_back(letter.queue + ":" + letter.tx_id);
+    return all_dead.size() < 3;  // early stop
+  }).is_ok());
+  CHECK(all_dead == Ids{"q:a", "q:t", "q-:t"});
+  Result<std::optional<DeadLetter>> letter = store.get_dead("q0", "t");
+  REQUIRE(letter.is_ok());
+  REQUIRE(letter->has_value());
+  CHECK(letter.value().value() == make_dead("q0", "t"));
+  CHECK_FALSE(store.get_dead("q0", "absent").value().has_value());
+
+  std::vector<uint64_t> seqs;
+  REQUIRE(store.scan_events("a", [&seqs](uint64_t seq, const EventRecord& event) {
+    CHECK(event.at_ms == static_cast<int64_t>(seq));
+    seqs.push_back(seq);
+    return true;
+  }).is_ok());
+  CHECK(seqs == std::vector<uint64_t>{0, 1, 255, 256});
+
+  Ids txs;
+  REQUIRE(store.scan_tx([&txs](const TxRecord& record) {
+    txs.push_back(record.tx_id);
+    return true;
+  }).is_ok());
+  CHECK(txs == Ids{"B", "a", "a!", "b"});
+
+  Ids queues;
+  REQUIRE(store.scan_queue_configs([&queues](const std::string& queue, const QueueConfig& c) {
+    queues.push_back(queue + "=" + std::to_string(c.lease_ms));
+    return true;
+  }).is_ok());
+  CHECK(queues == Ids{"aa=2", "zz=1"});
+  Result<std::optional<std::string>> other = store.get_meta("other");
+  REQUIRE(other.is_ok());
+  CHECK(other.value() == std::optional<std::string>("x"));
+
+  CHECK(store.scan_ready("bad/queue", [](const ReadyEntry&) { return true; }).code() ==
+        Status::Code::kInvalidArgument);
+  CHECK(store.get_tx("has space").status().code() == Status::Code::kInvalidArgument);
+}
+
+TEST_CASE_TEMPLATE("store: undecodable records come back as corruption naming the key", Backend,
+                   STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  KvBatch raw;
+  raw.put(Cf::kTx, "broken", "\x01garbage");
+  raw.put(Cf::kTx, "mismatch", encode_tx(make_tx("other")));
+  raw.put(Cf::kDue, "short", encode_due_value(DueValue{}));
+  REQUIRE(backend.kv().write(raw).is_ok());
+
+  Result<std::optional<TxRecord>> broken = store.get_tx("broken");
+  REQUIRE_FALSE(broken.is_ok());
+  CHECK(broken.status().code() == Status::Code::kCorruption);
+  CHECK(broken.status().message().find("tx 'broken'") != std::string::npos);
+  CHECK(store.get_tx("mismatch").status().code() == Status::Code::kCorruption);
+
+  int visited = 0;
+  Status scanned = store.scan_tx([&visited](const TxRecord&) {
+    ++visited;
+    return true;
+  });
+  CHECK(scanned.code() == Status::Code::kCorruption);
+  CHECK(visited == 0);  // "broken" sorts first and stops the scan
+  CHECK(store.scan_due(nullptr, INT64_MAX, [](const DueEntry&) { return true; }).code() ==
+        Status::Code::kCorruption);
+}
+
+TEST_CASE_TEMPLATE("store: ensure_format", Backend, STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  SUBCASE("a new store gets the current version, and accepts it again") {
+    REQUIRE(store.ensure_format().is_ok());
+    Result<std::optional<std::string>> format = store.get_meta("format");
+    REQUIRE(format.is_ok());
+    CHECK(format.value() == std::optional<std::string>(std::string("\0\0\0\1", 4)));
+    CHECK(store.ensure_format().is_ok());
+  }
+  SUBCASE("a newer version is refused") {
+    Batch batch;
+    batch.put_meta("format", encode_format_version(kFormatVersion + 1));
+    REQUIRE(store.write(batch).is_ok());
+    Status status = store.ensure_format();
+    CHECK(status.code() == Status::Code::kInvalidArgument);
+    CHECK(status.message().find("newer") != std::string::npos);
+  }
+  SUBCASE("data without a format record is refused") {
+    Batch batch;
+    batch.put_due(DueEntry{1, "a", DueKind::kRetry, 1});
+    REQUIRE(store.write(batch).is_ok());
+    Status status = store.ensure_format();
+    CHECK(status.code() == Status::Code::kCorruption);
+    CHECK(status.message().find("due") != std::string::npos);
+    CHECK_FALSE(store.get_meta("format").value().has_value());  // nothing written
+  }
+  SUBCASE("a malformed format record is corruption") {
+    Batch batch;
+    batch.put_meta("format", "1");
+    REQUIRE(store.write(batch).is_ok());
+    CHECK(store.ensure_format().code() == Status::Code::kCorruption);
+  }
+}
+
+TEST_CASE("store: a reopened RocksKv dir holds the same data") {
+  TempDir dir;
+  const TxRecord record = make_tx("kept");
+  {
+    Result<std::unique_ptr<RocksKv>> kv = RocksKv::open(dir.path(), RocksKv::Options());
+    REQUIRE(kv.is_ok());
+    Store store(*kv.value());
+    REQUIRE(store.ensure_format().is_ok());
+    Batch batch;
+    batch.put_tx(record);
+    batch.put_due(DueEntry{42, "kept", DueKind::kRetry, 2});
+    QueueConfig config;
+    config.max_deliveries = 3;
+    batch.put_queue_config("q", config);
+    REQUIRE(store.write(batch).is_ok());
+    REQUIRE(kv.value()->close().is_ok());
+  }
+  Result<std::unique_ptr<RocksKv>> kv = RocksKv::open(dir.path(), RocksKv::Options());
+  REQUIRE_MESSAGE(kv.is_ok(), kv.status().to_string());
+  Store store(*kv.value());
+  CHECK(store.ensure_format().is_ok());
+  Result<std::optional<TxRecord>> back = store.get_tx("kept");
+  REQUIRE(back.is_ok());
+  CHECK(back.value() == std::optional<TxRecord>(record));
+  CHECK(due_ids(store, nullptr, 100) == Ids{"42kept"});
+  int configs = 0;
+  REQUIRE(store.scan_queue_configs([&configs](const std::string& queue, const QueueConfig& c) {
+    CHECK(queue == "q");
+    CHECK(c.max_deliveries == 3);
+    ++configs;
+    return true;
+  }).is_ok());
+  CHECK(configs == 1);
+}
+
+}  // namespace
+}  // namespace tarde::storage
