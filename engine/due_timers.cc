@@ -1,5 +1,7 @@
 #include "engine/due_timers.h"
 
+#include "storage/crash_point.h"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -85,6 +87,7 @@ Status DueTimers::poll(int64_t now_ms, std::vector<storage::DueEntry>& out) {
   const std::optional<int64_t> unpaged_ms = unpaged_min_ms();
   if (unpaged_ms.has_value() && *unpaged_ms <= now_ms) {
     TARDE_RETURN_IF_ERROR(read_page(now_ms));
+    TARDE_CRASH_POINT("wheel.after_page");
   }
   fire(now_ms, out);
   return Status::ok();

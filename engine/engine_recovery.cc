@@ -2,6 +2,7 @@
 // failed commit left memory ahead of the disk.
 #include "engine/engine.h"
 #include "engine/invariants.h"
+#include "storage/crash_point.h"
 
 namespace tarde::engine {
 
@@ -27,6 +28,7 @@ Status Engine::recover(RecoveryReport* report) {
   Sweep sweep;
   TARDE_RETURN_IF_ERROR(sweep_invariants(store_, &sweep));
   TARDE_RETURN_IF_ERROR(repair_violations(store_, sweep.violations, &report->repairs));
+  TARDE_CRASH_POINT("recovery.after_repair");
   for (const Violation& v : sweep.violations) {
     if (v.kind == Violation::Kind::kBadRecord) report->repairs.push_back("left alone: " + v.text);
   }

@@ -6,6 +6,7 @@
 #include "net/config_args.h"
 #include "net/replies.h"
 #include "net/tokens.h"
+#include "storage/crash_point.h"
 
 namespace tarde::net {
 namespace {
@@ -323,6 +324,7 @@ std::optional<std::string> try_reserve(CommandContext& ctx, const std::string& q
   auto got = ctx.engine->reserve(queue, ctx.conn_id);
   if (!got.is_ok()) return status_error(got.status()).text;
   if (!got.value()) return std::nullopt;
+  TARDE_CRASH_POINT("reserve.after_hand_out");
   return request_reply(*got.value());
 }
 

@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "storage/crash_point.h"
+
 namespace tarde::net {
 
 GroupCommitter::GroupCommitter(asio::io_context& io, storage::StagedKv& staged,
@@ -41,7 +43,9 @@ void GroupCommitter::run_worker() {
       job_.reset();
     }
     const auto started = std::chrono::steady_clock::now();
+    TARDE_CRASH_POINT("commit.before_write");
     Status status = durable_.write(job.batch);
+    if (status.is_ok()) TARDE_CRASH_POINT("commit.after_write");
     const auto took = std::chrono::steady_clock::now() - started;
     const int64_t took_us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
     const size_t ops = job.batch.size();

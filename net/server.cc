@@ -8,6 +8,7 @@
 #include "net/metrics_listener.h"
 #include "net/replies.h"
 #include "net/session.h"
+#include "storage/crash_point.h"
 
 namespace tarde::net {
 namespace {
@@ -194,6 +195,7 @@ void Server::arm_timer() {
 void Server::on_timer() {
   timer_at_ms_.reset();
   auto more = engine_->run_timers();
+  TARDE_CRASH_POINT("timer.after_fire");
   if (!more.is_ok()) {
     spdlog::error("timers: {}", more.status().to_string());
   } else if (more.value()) {

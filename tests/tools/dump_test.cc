@@ -1,0 +1,137 @@
+// tarde-dump against a real data directory written by the engine.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <sys/wait.h>
+
+#include "engine/engine.h"
+#include "storage/codec.h"
+#include "storage/keys.h"
+#include "storage/rocks_kv.h"
+#include "tests/support/engine_fixture.h"
+#include "tests/support/temp_dir.h"
+
+using namespace tarde;
+
+namespace {
+
+struct Ran {
+  int status = -1;
+  std::string out;
+};
+
+Ran run(const std::string& args) {
+  const std::string command = std::string(TARDE_BIN_DIR) + "/tarde-dump " + args + " 2>&1";
+  Ran ran;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer;
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) ran.out.append(buffer.data(), n);
+  const int raw = pclose(pipe);
+  ran.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return ran;
+}
+
+// A data dir with one transaction in each interesting place.
+void populate(const std::string& dir) {
+  auto kv = storage::RocksKv::open(dir, storage::RocksKv::Options{});
+  REQUIRE(kv.is_ok());
+  {
+    testing::EngineFixture f(*kv.value());
+    storage::QueueConfig config;
+    config.max_deliveries = 1;
+    REQUIRE(f.engine->set_config("pagos", config).is_ok());
+    for (const char* id : {"TX-READY", "TX-SCHED", "TX-DEAD", "TX-DONE"}) {
+      REQUIRE(f.engine->enqueue(testing::enqueue_args("pagos", id)).is_ok());
+    }
+    auto take = [&] { return f.engine->reserve("pagos", 1).value().value(); };
+    REQUIRE(take().tx_id == "TX-READY");  // leased only: ready again on disk
+    REQUIRE(take().tx_id == "TX-SCHED");
+    REQUIRE(f.engine->respond("TX-SCHED", 1, engine::Answer::kCancelled, "", {}).is_ok());
+    REQUIRE(take().tx_id == "TX-DEAD");
+    REQUIRE(f.engine->release(1, "TX-DEAD", 1, 0, "BROKEN").value().outcome ==
+            engine::Outcome::kBuried);
+    REQUIRE(take().tx_id == "TX-DONE");
+    REQUIRE(f.engine->respond("TX-DONE", 1, engine::Answer::kSuccess, "", {}).is_ok());
+  }
+  REQUIRE(kv.value()->close().is_ok());
+}
+
+}  // namespace
+
+TEST_CASE("tarde-dump summary, tx, list, due, ready, dead and check read a data directory") {
+  testing::TempDir dir;
+  populate(dir.path());
+  const std::string d = dir.path();
+
+  Ran summary = run(d + " summary");
+  CHECK(summary.status == 0);
+  CHECK(summary.out.find("format version 1") != std::string::npos);
+  CHECK(summary.out.find("retry index: 2 entries") != std::string::npos);  // retry + retention
+
+  Ran tx = run(d + " tx TX-SCHED");
+  CHECK(tx.status == 0);
+  CHECK(tx.out.find("SCHEDULED") != std::string::npos);
+  CHECK(tx.out.find("RESPOND") != std::string::npos);
+
+  Ran list = run(d + " list --state SENDING");
+  CHECK(list.status == 0);
+  CHECK(list.out.find("TX-READY") != std::string::npos);
+  CHECK(list.out.find("TX-DEAD") != std::string::npos);
+  CHECK(list.out.find("TX-DONE") == std::string::npos);
+
+  Ran due = run(d + " due --json");
+  CHECK(due.status == 0);
+  CHECK(due.out.find("\"kind\": \"retry\"") != std::string::npos);
+  CHECK(due.out.find("\"kind\": \"retention\"") != std::string::npos);
+
+  Ran ready = run(d + " ready pagos");
+  CHECK(ready.out.find("TX-READY") != std::string::npos);
+  CHECK(ready.out.find("TX-DEAD") == std::string::npos);
+
+  Ran dead = run(d + " dead pagos");
+  CHECK(dead.out.find("TX-DEAD#1") != std::string::npos);
+  CHECK(dead.out.find("BROKEN") != std::string::npos);
+
+  Ran check = run(d + " check");
+  CHECK(check.status == 0);
+  CHECK(check.out.find("0 violations") != std::string::npos);
+}
+
+TEST_CASE("tarde-dump check reports a broken invariant with exit status 1") {
+  testing::TempDir dir;
+  populate(dir.path());
+  {
+    auto kv = storage::RocksKv::open(dir.path(), storage::RocksKv::Options{});
+    REQUIRE(kv.is_ok());
+    storage::KvBatch batch;  // an orphan timer and a missing ready entry
+    batch.put(storage::Cf::kDue, storage::due_key(5, "TX-GHOST"),
+              storage::encode_due_value({storage::DueKind::kRetry, 2}));
+    storage::Store store(*kv.value());
+    auto rec = store.get_tx("TX-READY").value().value();
+    batch.del(storage::Cf::kReady, storage::ready_key("pagos", rec.ready_at_ms, rec.ready_seq));
+    REQUIRE(kv.value()->write(batch).is_ok());
+    REQUIRE(kv.value()->close().is_ok());
+  }
+  Ran check = run(dir.path() + " check");
+  CHECK(check.status == 1);
+  CHECK(check.out.find("TX-GHOST") != std::string::npos);
+  CHECK(check.out.find("TX-READY") != std::string::npos);
+  CHECK(check.out.find("2 violations") != std::string::npos);
+}
+
+TEST_CASE("tarde-dump refuses what it cannot read, clearly") {
+  testing::TempDir dir;
+  Ran missing = run(dir.path() + "/nope summary");
+  CHECK(missing.status == 3);
+  CHECK(missing.out.find("not a tarde data directory") != std::string::npos);
+  Ran usage = run(dir.path());
+  CHECK(usage.status == 2);
+  populate(dir.path());
+  CHECK(run(dir.path() + " frobnicate").status == 2);
+  CHECK(run(dir.path() + " tx NOPE").status == 3);
+}

@@ -1,0 +1,210 @@
+#include "tools/dump/dump.h"
+
+#include <map>
+
+#include "engine/invariants.h"
+#include "storage/codec.h"
+#include "storage/keys.h"
+#include "tools/dump/output.h"
+
+namespace tarde::tools {
+namespace {
+
+using storage::TxState;
+
+const char* due_kind_name(storage::DueKind kind) {
+  switch (kind) {
+    case storage::DueKind::kRetry: return "retry";
+    case storage::DueKind::kResponseTimeout: return "response_timeout";
+    case storage::DueKind::kRetention: return "retention";
+    case storage::DueKind::kNone: break;
+  }
+  return "-";
+}
+
+std::string render(const Rows& rows, bool json) { return json ? rows.json() : rows.table(); }
+
+bool under_limit(const DumpRequest& request, size_t count) {
+  return request.limit == 0 || count < request.limit;
+}
+
+Result<DumpOutput> summary(storage::Store& store, const DumpRequest& request) {
+  std::map<std::string, std::map<std::string, uint64_t>> by_queue;  // queue -> figure -> n
+  std::map<std::string, uint64_t> totals;
+  TARDE_RETURN_IF_ERROR(store.scan_tx([&](const storage::TxRecord& rec) {
+    by_queue[rec.queue][storage::to_string(rec.state)] += 1;
+    totals[storage::to_string(rec.state)] += 1;
+    totals["transactions"] += 1;
+    return true;
+  }));
+  TARDE_RETURN_IF_ERROR(store.scan_all_ready([&](const storage::ReadyEntry& e) {
+    by_queue[e.queue]["ready"] += 1;
+    return true;
+  }));
+  TARDE_RETURN_IF_ERROR(store.scan_all_dead([&](const storage::DeadLetter& l) {
+    by_queue[l.queue]["dead"] += 1;
+    return true;
+  }));
+  uint64_t due = 0;
+  int64_t earliest = 0;
+  int64_t latest = 0;
+  TARDE_RETURN_IF_ERROR(store.scan_due(nullptr, INT64_MAX, [&](const storage::DueEntry& e) {
+    if (due == 0) earliest = e.fire_at_ms;
+    latest = e.fire_at_ms;
+    due += 1;
+    return true;
+  }));
+  auto format = store.get_meta("format");
+  if (!format.is_ok()) return format.status();
+  uint64_t version = 0;
+  if (format.value()) {
+    auto decoded = storage::decode_format_version(*format.value());
+    if (decoded.is_ok()) version = decoded.value();
+  }
+  Rows rows({"queue", "transactions", "SENDING", "IN_FLIGHT", "SCHEDULED", "SUCCEEDED", "FAILED",
+             "ready", "dead"});
+  auto add_row = [&](const std::string& name, std::map<std::string, uint64_t>& f) {
+    uint64_t all = 0;
+    for (const char* s : {"SENDING", "IN_FLIGHT", "SCHEDULED", "SUCCEEDED", "FAILED"}) all += f[s];
+    rows.add({text(name), number(all), number(f["SENDING"]), number(f["IN_FLIGHT"]),
+              number(f["SCHEDULED"]), number(f["SUCCEEDED"]), number(f["FAILED"]),
+              number(f["ready"]), number(f["dead"])});
+  };
+  std::map<std::string, uint64_t> all_queues;
+  for (auto& [queue, figures] : by_queue) {
+    add_row(queue, figures);
+    for (auto& [name, n] : figures) all_queues[name] += n;
+  }
+  add_row("(all)", all_queues);
+  DumpOutput out;
+  if (request.json) {
+    out.text = "{\"format_version\": " + std::to_string(version) +
+               ", \"due_entries\": " + std::to_string(due) +
+               ", \"due_earliest_ms\": " + std::to_string(earliest) +
+               ", \"due_latest_ms\": " + std::to_string(latest) + ", \"queues\": " + rows.json() +
+               "}\n";
+  } else {
+    out.text = "format version " + std::to_string(version) + "\n" + "retry index: " +
+               std::to_string(due) + " entries, earliest " + iso_time(earliest) + ", latest " +
+               iso_time(latest) + "\n\n" + rows.table();
+  }
+  return out;
+}
+
+void add_tx_row(Rows& rows, const storage::TxRecord& r) {
+  rows.add({text(r.tx_id), text(r.queue), text(storage::to_string(r.state)), number(uint64_t{r.attempt}),
+            number(uint64_t{r.next_attempt}), number(uint64_t{r.policy.max_attempts}),
+            number(r.next_fire_at_ms), text(iso_time(r.next_fire_at_ms)), number(r.updated_at_ms),
+            number(uint64_t{r.deliveries}), number(uint64_t{r.transients}),
+            text(r.reason.empty() ? "-" : r.reason), number(uint64_t{r.payload.size()})});
+}
+
+Rows tx_rows() {
+  return Rows({"tx_id", "queue", "state", "attempt", "next_attempt", "max_attempts",
+               "next_fire_at", "next_fire_at_utc", "updated_at", "deliveries", "transients",
+               "reason", "payload_bytes"});
+}
+
+Result<DumpOutput> tx(storage::Store& store, const DumpRequest& request) {
+  auto found = store.get_tx(request.argument);
+  if (!found.is_ok()) return found.status();
+  if (!found.value()) return Status::not_found("no transaction " + request.argument);
+  Rows record = tx_rows();
+  add_tx_row(record, *found.value());
+  Rows events({"seq", "at", "at_utc", "from", "to", "attempt", "next_attempt", "cause", "reason"});
+  TARDE_RETURN_IF_ERROR(store.scan_events(request.argument, [&](uint64_t seq, const auto& e) {
+    events.add({number(seq), number(e.at_ms), text(iso_time(e.at_ms)),
+                text(storage::to_string(e.from)), text(storage::to_string(e.to)),
+                number(uint64_t{e.attempt}), number(uint64_t{e.next_attempt}), text(e.cause),
+                text(e.reason.empty() ? "-" : e.reason)});
+    return true;
+  }));
+  DumpOutput out;
+  out.text = request.json ? "{\"record\": " + record.json() + ", \"history\": " + events.json() + "}\n"
+                          : record.table() + "\n" + events.table();
+  return out;
+}
+
+Result<DumpOutput> list(storage::Store& store, const DumpRequest& request) {
+  Rows rows = tx_rows();
+  TARDE_RETURN_IF_ERROR(store.scan_tx([&](const storage::TxRecord& r) {
+    if (request.state && *request.state != storage::to_string(r.state)) return true;
+    if (request.queue && *request.queue != r.queue) return true;
+    add_tx_row(rows, r);
+    return under_limit(request, rows.size());
+  }));
+  return DumpOutput{render(rows, request.json), false};
+}
+
+Result<DumpOutput> due(storage::Store& store, const DumpRequest& request) {
+  Rows rows({"fire_at", "fire_at_utc", "tx_id", "kind", "attempt"});
+  TARDE_RETURN_IF_ERROR(store.scan_due(nullptr, INT64_MAX, [&](const storage::DueEntry& e) {
+    rows.add({number(e.fire_at_ms), text(iso_time(e.fire_at_ms)), text(e.tx_id),
+              text(due_kind_name(e.kind)), number(uint64_t{e.attempt})});
+    return under_limit(request, rows.size());
+  }));
+  return DumpOutput{render(rows, request.json), false};
+}
+
+Result<DumpOutput> ready(storage::Store& store, const DumpRequest& request) {
+  Rows rows({"ready_at", "ready_at_utc", "seq", "tx_id", "attempt"});
+  TARDE_RETURN_IF_ERROR(store.scan_ready(request.argument, [&](const storage::ReadyEntry& e) {
+    rows.add({number(e.ready_at_ms), text(iso_time(e.ready_at_ms)), number(e.seq), text(e.tx_id),
+              number(uint64_t{e.attempt})});
+    return under_limit(request, rows.size());
+  }));
+  return DumpOutput{render(rows, request.json), false};
+}
+
+Result<DumpOutput> dead(storage::Store& store, const DumpRequest& request) {
+  Rows rows({"tx_id", "attempt", "key", "deliveries", "buried_at", "buried_at_utc",
+             "payload_bytes", "failures"});
+  TARDE_RETURN_IF_ERROR(store.scan_dead(request.argument, [&](const storage::DeadLetter& l) {
+    std::string failures;
+    for (const auto& f : l.failures) {
+      failures += (failures.empty() ? "" : ",") + iso_time(f.at_ms) + "/" + f.reason;
+    }
+    rows.add({text(l.tx_id), number(uint64_t{l.attempt}),
+              text(l.tx_id + "#" + std::to_string(l.attempt)), number(uint64_t{l.deliveries}),
+              number(l.buried_at_ms), text(iso_time(l.buried_at_ms)),
+              number(uint64_t{l.payload.size()}), text(failures.empty() ? "-" : failures)});
+    return under_limit(request, rows.size());
+  }));
+  return DumpOutput{render(rows, request.json), false};
+}
+
+Result<DumpOutput> check(storage::Store& store, const DumpRequest& request) {
+  engine::Sweep sweep;
+  TARDE_RETURN_IF_ERROR(engine::sweep_invariants(store, &sweep));
+  Rows rows({"violation"});
+  for (const auto& v : sweep.violations) rows.add({text(v.text)});
+  DumpOutput out;
+  out.problems = !sweep.violations.empty();
+  if (request.json) {
+    out.text = "{\"transactions\": " + std::to_string(sweep.transactions) +
+               ", \"violations\": " + rows.json() + "}\n";
+  } else {
+    std::string lines;
+    for (const auto& v : sweep.violations) lines += "violation: " + v.text + "\n";
+    out.text = lines + "checked " + std::to_string(sweep.transactions) + " transactions: " +
+               std::to_string(sweep.violations.size()) + " violations\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<DumpOutput> run_dump(storage::Store& store, const DumpRequest& request) {
+  using Runner = Result<DumpOutput> (*)(storage::Store&, const DumpRequest&);
+  static const std::map<std::string, Runner> commands = {
+      {"summary", summary}, {"tx", tx},       {"list", list},   {"due", due},
+      {"ready", ready},     {"dead", dead},   {"check", check},
+  };
+  auto it = commands.find(request.command);
+  if (it == commands.end()) {
+    return Status::invalid_argument("unknown command '" + request.command + "'");
+  }
+  return it->second(store, request);
+}
+
+}  // namespace tarde::tools
