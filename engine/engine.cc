@@ -116,6 +116,7 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
 
   TARDE_RETURN_IF_ERROR(store_.write(batch));
   apply_memory(before, after);
+  if (transition_listener_) transition_listener_(TransitionNote{before, &after, cause, reason});
   return Status::ok();
 }
 

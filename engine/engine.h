@@ -56,6 +56,16 @@ struct TxReply {
   Summary summary;  // tx_id only when kNotFound
 };
 
+// What one transition did, for logs and metrics. Valid only during the
+// listener call. A timer-driven retry's lateness is
+// after.updated_at_ms - before->next_fire_at_ms.
+struct TransitionNote {
+  const storage::TxRecord* before = nullptr;  // nullptr when the transaction was created
+  const storage::TxRecord* after = nullptr;
+  std::string_view cause;
+  std::string_view reason;
+};
+
 // A request handed out by RESERVE.
 struct HandOut {
   std::string tx_id;
@@ -153,6 +163,11 @@ class Engine {
     ready_listener_ = std::move(listener);
   }
 
+  // Called (synchronously) after every transition that was written.
+  void set_transition_listener(std::function<void(const TransitionNote&)> listener) {
+    transition_listener_ = std::move(listener);
+  }
+
   EngineStats stats() const;
   std::vector<std::string> queue_names() const;
   // Ready, leased and dead-letter counts and breaker state of one queue.
@@ -217,6 +232,7 @@ class Engine {
   std::unordered_map<uint64_t, std::unordered_set<std::string>> leases_by_conn_;
   std::deque<storage::DueEntry> pending_fires_;
   std::function<void(const std::string&)> ready_listener_;
+  std::function<void(const TransitionNote&)> transition_listener_;
   std::array<uint64_t, 6> by_state_{};
   uint64_t next_ready_seq_ = 1;
   uint64_t next_lease_id_ = 1;

@@ -39,6 +39,10 @@ Status Engine::recover(RecoveryReport* report) {
     queue_state(entry.queue).ready.emplace(ReadyKey{entry.ready_at_ms, entry.seq},
                                            ReadyItem{entry.tx_id, entry.attempt});
     if (entry.seq >= next_ready_seq_) next_ready_seq_ = entry.seq + 1;
+    if (entry.ready_at_ms > now_ms) {  // released with a delay: wake waiters then
+      memory_timers_.insert(entry.ready_at_ms,
+                            MemoryTimer{MemoryTimer::Kind::kReadyWake, entry.queue, 0});
+    }
     report->ready += 1;
     return true;
   }));

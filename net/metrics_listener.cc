@@ -106,7 +106,8 @@ std::string render_metrics(Server& server) {
   }
   for (const auto& [name, value] : server.figures()) {
     const bool counter = name == "commands" || name == "commits" || name == "connections_total";
-    const std::string metric = "tarde_" + name + (counter ? "_total" : "");
+    const bool has_suffix = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
+    const std::string metric = "tarde_" + name + (counter && !has_suffix ? "_total" : "");
     out += "# TYPE " + metric + (counter ? " counter\n" : " gauge\n");
     add_line(out, metric, "", value);
   }
@@ -129,6 +130,7 @@ std::string render_metrics(Server& server) {
   for (int i = 0; i < 4; ++i) {
     out += std::string("# TYPE ") + per_queue[i] + " gauge\n" + lines[i];
   }
+  out += server.transition_log().render_metrics();
   return out;
 }
 

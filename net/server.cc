@@ -81,6 +81,8 @@ Status Server::open() {
       options_.data_dir, report.took_ms, report.transactions, report.ready, report.dead_letters,
       report.due_in_memory, report.repairs.size());
   engine_->set_ready_listener([this](const std::string& queue) { signal_ready(queue); });
+  engine_->set_transition_listener(
+      [this](const engine::TransitionNote& note) { transition_log_.on_transition(note); });
 
   asio::error_code ec;
   const auto address = asio::ip::make_address(options_.listen_host, ec);

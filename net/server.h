@@ -17,6 +17,7 @@
 #include "net/group_committer.h"
 #include "net/server_options.h"
 #include "net/system_clock.h"
+#include "net/transition_log.h"
 #include "storage/rocks_kv.h"
 #include "storage/staged_kv.h"
 #include "storage/store.h"
@@ -60,6 +61,7 @@ class Server {
   }
   void session_closed(Session* session);
   std::vector<std::pair<std::string, std::string>> figures() const;
+  const TransitionLog& transition_log() const { return transition_log_; }
   void count_command() { commands_ += 1; }
 
  private:
@@ -90,6 +92,7 @@ class Server {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<GroupCommitter> committer_;
   std::unique_ptr<MetricsListener> metrics_;
+  TransitionLog transition_log_;
 
   // The server owns every open session; a closed one is released here.
   std::unordered_map<Session*, std::shared_ptr<Session>> sessions_;
