@@ -208,8 +208,13 @@ void Session::on_write(const asio::error_code& ec, size_t bytes) {
 }
 
 void Session::begin_close() {
+  if (parked_) {
+    // A waiting RESERVE is a request still owed its one reply.
+    parked_ = false;
+    wait_timer_.cancel();
+    push_reply(error_reply(ErrorCode::kShuttingDown, "the server is stopping"), 0, true);
+  }
   closing_ = true;
-  parked_ = false;
   flush();
 }
 

@@ -19,6 +19,9 @@
 namespace tarde::testing {
 namespace {
 
+// Real processes and wall-clock waits: select with -ts=protocol, skip with -tse=protocol.
+TEST_SUITE_BEGIN("protocol");
+
 bool starts_with(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
@@ -177,8 +180,20 @@ TEST_CASE("an expired lease re-delivers the request with deliveries+1") {
   CHECK(a.command("RELEASE tx-1 1") == "STALE tx-1 SENDING 0 1 0");
   const Request third = a.request("RESERVE q wait=5s");
   CHECK(third.line == "REQUEST tx-1 1 tx-1#1 3 7");
+  // GET's deliveries counts failed deliveries of the current request: both
+  // leases ran out; the third hand-out is under way.
+  CHECK(a.command("GET tx-1").find(" deliveries=2 ") != std::string::npos);
   CHECK(a.command("SENT tx-1 1") == "OK tx-1 IN_FLIGHT 1 0 0");
-  CHECK(a.command("GET tx-1").find(" deliveries=3 ") != std::string::npos);
+  CHECK(a.command("GET tx-1").find(" deliveries=0 ") != std::string::npos);  // no request now
+  const auto history = a.block("HISTORY tx-1");
+  REQUIRE(history.size() == 5);  // ENQUEUE, two lease expiries, SENT
+  for (size_t i : {2, 3}) {
+    const auto e = parse_fields(history[i]);
+    CHECK(e.at("from") == "SENDING");
+    CHECK(e.at("to") == "SENDING");
+    CHECK(e.at("cause") == "lease");
+    CHECK(e.at("reason") == "LEASE_EXPIRED");
+  }
 }
 
 TEST_CASE("a disconnect re-delivers the leased request with deliveries+1") {
@@ -194,6 +209,13 @@ TEST_CASE("a disconnect re-delivers the leased request with deliveries+1") {
   const Request again = b.request("RESERVE q wait=5s");
   CHECK(again.line == "REQUEST tx-1 1 tx-1#1 2 7");
   CHECK(again.received_at_ms - closed_at < 1000);  // the 30 s lease did not have to run out
+  const auto history = b.block("HISTORY tx-1");
+  REQUIRE(history.size() == 3);
+  const auto e = parse_fields(history[2]);
+  CHECK(e.at("from") == "SENDING");
+  CHECK(e.at("to") == "SENDING");
+  CHECK(e.at("cause") == "lease");  // a disconnect ends the lease
+  CHECK(e.at("reason") == "DISCONNECTED");
 
   // A disconnect with the RESERVE still waiting takes nothing.
   {
@@ -319,7 +341,10 @@ TEST_CASE("after SIGKILL and a restart, retries fire at their persisted instants
   }
   REQUIRE(handed.size() == 3);
   const Request& acked = handed["tx-acked"];
-  CHECK(acked.line == "REQUEST tx-acked 1 tx-acked#1 2 12");
+  // The hand-out before the kill is not counted: deliveries are persisted only
+  // when a delivery fails (lease expiry, disconnect, RELEASE), and a restart is
+  // none of these.
+  CHECK(acked.line == "REQUEST tx-acked 1 tx-acked#1 1 12");
   CHECK(acked.payload == "acknowledged");
   const Request& overdue = handed["tx-overdue"];
   CHECK(overdue.key == "tx-overdue#2");
@@ -330,6 +355,8 @@ TEST_CASE("after SIGKILL and a restart, retries fire at their persisted instants
   CHECK(later.received_at_ms >= later_at);  // not before its persisted instant
   CHECK(later.received_at_ms < later_at + kLatenessMs);
 }
+
+TEST_SUITE_END();
 
 }  // namespace
 }  // namespace tarde::testing
