@@ -278,23 +278,29 @@ class Client {
  private:
   explicit Client(Options options);
 
-  Status open(const std::string& host, uint16_t port);
-  Result<Reply> typed_call(std::string_view line, std::optional<std::string_view> payload = {});
-  Result<Summary> summary_call(const std::string& line);
-  Status write_all(std::string_view bytes);
-  Status fill(std::chrono::steady_clock::time_point deadline);
+  class Line;
+  struct Completion;
+
+  Result<Reply> typed_call(const Line& line, std::optional<std::string_view> payload = {});
+  Result<Summary> summary_call(const Line& line, std::optional<std::string_view> payload = {});
+  Status expect_call(const Line& line, ReplyKind kind);
   Result<std::string> read_line(std::chrono::steady_clock::time_point deadline);
   Result<std::string> read_exact(size_t bytes, std::chrono::steady_clock::time_point deadline);
   Status read_body(Reply* reply, std::chrono::steady_clock::time_point deadline);
-  // Runs the io_context until the started operation completes or `timeout`
-  // passes; false on timeout (the socket is then closed).
-  bool run_for(std::chrono::steady_clock::duration timeout);
+  // Runs the io_context until the started operation sets `done` or the
+  // deadline passes; false on timeout (the socket is then closed).
+  bool run_until(const bool& done, std::chrono::steady_clock::time_point deadline);
+  // The Status of a completed operation: ok, or io_error naming `doing`
+  // after closing the connection.
+  Status finish(Completion& completion, std::chrono::steady_clock::time_point deadline,
+                const std::string& doing);
+  // Closes the connection (replies can no longer be matched) and returns `status`.
   Status fail(Status status);
 
   Options options_;
   asio::io_context io_;
   asio::ip::tcp::socket socket_;
-  std::string input_;  // bytes read but not yet returned, from input_start_
+  std::string input_;      // bytes read; those before input_start_ are consumed
   size_t input_start_ = 0;
   std::deque<std::chrono::milliseconds> waits_;  // per unread reply: its extra wait
 };

@@ -1,4 +1,5 @@
 // `tarde`: the server executable.
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tarde: %s\n", options.status().message().c_str());
     return kExitUsage;
   }
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tarde"));  // stdout stays free
   spdlog::set_level(spdlog::level::from_str(options.value().log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   tarde::net::Server server(options.value());

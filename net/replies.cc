@@ -88,7 +88,7 @@ std::string events_reply(const std::vector<storage::EventRecord>& events) {
 std::string letters_reply(const std::vector<storage::DeadLetter>& letters) {
   std::string out = "LETTERS " + std::to_string(letters.size()) + "\r\n";
   for (const storage::DeadLetter& l : letters) {
-    const std::string last_error = l.failures.empty() ? "-" : l.failures.back().reason;
+    const std::string last_error = l.failures.empty() ? "-" : reason_or_dash(l.failures.back().reason);
     out += "LETTER tx=" + l.tx_id + " attempt=" + std::to_string(l.attempt) +
            " key=" + idempotency_key(l.tx_id, l.attempt) +
            " deliveries=" + std::to_string(l.deliveries) +

@@ -1,0 +1,106 @@
+// The help texts of tarde-cli, kept apart from the parsing so that each reads
+// as the documentation it is.
+#include "tools/cli/cli.h"
+
+namespace tarde::cli {
+
+std::string usage_text() {
+  return R"(tarde-cli - talk to a tarde server
+
+Usage:
+  tarde-cli [global flags] <command> [arguments] [flags]
+  tarde-cli [global flags] [shell]          interactive mode (the default)
+
+Global flags (anywhere on the line):
+  --host H           server host (default 127.0.0.1)
+  --port P           server port (default 7400)
+  --token-file F     send AUTH with the token on the first line of F
+  --timeout DUR      bound on connecting and on each reply (default 30s;
+                     a RESERVE's --wait is added to it)
+  --raw              print the server's reply verbatim, for scripts
+  --help, -h         show this text
+
+Commands:
+  enqueue QUEUE TX [--payload TEXT | --payload-file F] [--max-attempts N]
+          [--base DUR] [--factor F] [--cap DUR] [--jitter F] [--strict-cap]
+          [--deadline DUR] [--sent] [--delay DUR]
+                     create a transaction (the payload defaults to empty)
+  reserve QUEUE [--wait DUR]
+                     take a request to send; EMPTY when none is ready in time.
+                     The lease belongs to the connection: when tarde-cli exits,
+                     the request counts a failed delivery and is ready again
+                     (RESPOND and SENT still work); use the shell to keep it.
+  sent TX N          attempt N's request went out
+  release TX N [--delay DUR] [--reason R]
+                     give a reserved request back
+  respond TX N SUCCESS|CANCELLED|TRANSIENT|REJECTED [--reason R] [--retry-after DUR]
+                     report the external service's answer to attempt N
+  resolve TX SUCCEEDED|FAILED [--reason R]
+                     settle a waiting transaction by other means
+  get TX             show a transaction
+  history TX [--limit N]
+                     show its transitions, oldest first, as a table
+  deadletters QUEUE [--limit N]
+                     list the queue's dead letters
+  redrive QUEUE TX   make a dead letter's request ready again
+  config QUEUE [name=value ...]
+                     show a queue's settings, or set some and show them all
+                     (max_attempts base factor cap jitter strict_cap
+                     transient_base transient_factor transient_cap
+                     max_transient lease max_deliveries rate response_timeout
+                     breaker retention)
+  stats              server figures
+  ping               check the server answers
+  shell              interactive mode (see below)
+
+Forms: QUEUE is 1-64 of A-Z a-z 0-9 _ . -; TX is 1-200 printable bytes
+without spaces; N is an attempt, 1-1000; DUR is a whole number with unit
+ms, s, m, h or d (1500ms, 2h; no unit means ms); F is a decimal (1.6);
+R is a reason, 1-200 printable bytes without spaces. Answers and states
+may be given in lower case.
+
+Output: summaries, records and settings as labelled lists, HISTORY and
+DEADLETTERS as aligned tables. Times are shown in UTC ISO-8601, relative to
+now ("in 1h59m", "3s ago") and as the raw milliseconds since the epoch.
+
+Interactive mode: a `tarde> ` prompt reads one line at a time:
+  - the commands above without the leading tarde-cli (`get TX-1`,
+    `reserve q --wait 2s`);
+  - `enqueue QUEUE TX [flags] payload text...`: everything after the flags
+    is the payload;
+  - raw protocol lines (`RESPOND TX-1 1 SUCCESS`); a raw `ENQUEUE ... <bytes>`
+    line is followed by that many payload bytes and a line end;
+  - `help`; `quit` or `exit` (or end of input) leaves.
+
+Exit status:
+  0  the server answered (OK, CREATED, EXISTS, BURIED, REQUEST, EMPTY, TX,
+     EVENTS, LETTERS, CONFIG, STATS, PONG)
+  1  NOT_FOUND, STALE or CONFLICT (explained on stderr)
+  2  usage error: the command line is wrong (explained on stderr)
+  3  ERR reply, or no connection / timeout (explained on stderr)
+
+Examples:
+  tarde-cli enqueue payments TX-1 --payload '{"amount":5}' --base 10m
+  tarde-cli reserve payments --wait 30s
+  tarde-cli respond TX-1 1 CANCELLED --reason not_now
+  tarde-cli history TX-1
+  tarde-cli --raw get TX-1
+)";
+}
+
+std::string shell_help_text() {
+  return R"(Commands (as in tarde-cli --help, without the leading tarde-cli):
+  enqueue QUEUE TX [--max-attempts N --base DUR ...] payload text...
+  reserve QUEUE [--wait DUR]        sent TX N
+  release TX N [--delay DUR] [--reason R]
+  respond TX N SUCCESS|CANCELLED|TRANSIENT|REJECTED [--reason R] [--retry-after DUR]
+  resolve TX SUCCEEDED|FAILED [--reason R]
+  get TX    history TX [--limit N]    deadletters QUEUE [--limit N]
+  redrive QUEUE TX    config QUEUE [name=value ...]    stats    ping
+Raw protocol lines are sent as typed (RESPOND TX 1 SUCCESS); after a raw
+ENQUEUE ... <bytes> line, type the payload bytes and a line end.
+help shows this; quit or exit leaves.
+)";
+}
+
+}  // namespace tarde::cli
