@@ -123,63 +123,59 @@ Status check_transactions(storage::Store& store, Sweep* sweep) {
   return inner;
 }
 
-Status check_due(storage::Store& store, Sweep* sweep) {
+// Visits every entry of one index with its owner's record (nullopt when the
+// transaction is gone) and records an orphan for each entry `owns` rejects.
+template <typename Entry, typename Scan, typename Owns, typename KeyOf>
+Status check_index(storage::Store& store, Cf cf, const char* what, Scan scan, Owns owns,
+                   KeyOf key_of, Sweep* sweep) {
   Status inner;
-  Status scan = store.scan_due(nullptr, INT64_MAX, [&](const storage::DueEntry& entry) {
+  Status scanned = scan([&](const Entry& entry) {
     auto rec = store.get_tx(entry.tx_id);
     if (!rec.is_ok()) {
       inner = rec.status();
       return false;
     }
-    const auto& owner = rec.value();
-    if (!owner || owner->due_kind != entry.kind || owner->due_at_ms != entry.fire_at_ms) {
-      sweep->violations.push_back(orphan(Cf::kDue, storage::due_key(entry.fire_at_ms, entry.tx_id),
-                                         "no transaction owns this timer"));
+    if (!rec.value() || !owns(*rec.value(), entry)) {
+      sweep->violations.push_back(orphan(cf, key_of(entry), what));
     }
     return true;
   });
-  TARDE_RETURN_IF_ERROR(scan);
+  TARDE_RETURN_IF_ERROR(scanned);
   return inner;
+}
+
+Status check_due(storage::Store& store, Sweep* sweep) {
+  return check_index<storage::DueEntry>(
+      store, Cf::kDue, "no transaction owns this timer",
+      [&](const auto& visit) { return store.scan_due(nullptr, INT64_MAX, visit); },
+      [](const TxRecord& owner, const storage::DueEntry& e) {
+        return owner.due_kind == e.kind && owner.due_at_ms == e.fire_at_ms;
+      },
+      [](const storage::DueEntry& e) { return storage::due_key(e.fire_at_ms, e.tx_id); }, sweep);
 }
 
 Status check_ready(storage::Store& store, Sweep* sweep) {
-  Status inner;
-  Status scan = store.scan_all_ready([&](const storage::ReadyEntry& entry) {
-    auto rec = store.get_tx(entry.tx_id);
-    if (!rec.is_ok()) {
-      inner = rec.status();
-      return false;
-    }
-    const auto& owner = rec.value();
-    if (!owner || owner->queue != entry.queue || owner->ready_seq != entry.seq ||
-        owner->ready_at_ms != entry.ready_at_ms) {
-      sweep->violations.push_back(
-          orphan(Cf::kReady, storage::ready_key(entry.queue, entry.ready_at_ms, entry.seq),
-                 "no transaction owns this request"));
-    }
-    return true;
-  });
-  TARDE_RETURN_IF_ERROR(scan);
-  return inner;
+  return check_index<storage::ReadyEntry>(
+      store, Cf::kReady, "no transaction owns this request",
+      [&](const auto& visit) { return store.scan_all_ready(visit); },
+      [](const TxRecord& owner, const storage::ReadyEntry& e) {
+        return owner.queue == e.queue && owner.ready_seq == e.seq &&
+               owner.ready_at_ms == e.ready_at_ms;
+      },
+      [](const storage::ReadyEntry& e) {
+        return storage::ready_key(e.queue, e.ready_at_ms, e.seq);
+      },
+      sweep);
 }
 
 Status check_dead(storage::Store& store, Sweep* sweep) {
-  Status inner;
-  Status scan = store.scan_all_dead([&](const storage::DeadLetter& letter) {
-    auto rec = store.get_tx(letter.tx_id);
-    if (!rec.is_ok()) {
-      inner = rec.status();
-      return false;
-    }
-    const auto& owner = rec.value();
-    if (!owner || owner->queue != letter.queue || !owner->dead_lettered) {
-      sweep->violations.push_back(orphan(Cf::kDead, storage::dead_key(letter.queue, letter.tx_id),
-                                         "no transaction owns this dead letter"));
-    }
-    return true;
-  });
-  TARDE_RETURN_IF_ERROR(scan);
-  return inner;
+  return check_index<storage::DeadLetter>(
+      store, Cf::kDead, "no transaction owns this dead letter",
+      [&](const auto& visit) { return store.scan_all_dead(visit); },
+      [](const TxRecord& owner, const storage::DeadLetter& l) {
+        return owner.queue == l.queue && owner.dead_lettered;
+      },
+      [](const storage::DeadLetter& l) { return storage::dead_key(l.queue, l.tx_id); }, sweep);
 }
 
 }  // namespace
