@@ -1,0 +1,85 @@
+// tarde-crash campaigns against the real server: a short one with every
+// crash point, and one per crash point showing that the restarted server
+// honours every guarantee after dying exactly there.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <regex>
+#include <string>
+
+namespace {
+
+struct Campaign {
+  int status = -1;
+  std::string out;
+  double seconds = 0;
+  long kills = -1;
+  long violations = -1;
+};
+
+Campaign run_campaign(const std::string& args) {
+  const std::string command = std::string(TARDE_BIN_DIR) + "/tarde-crash " + args + " 2>&1";
+  Campaign c;
+  const auto started = std::chrono::steady_clock::now();
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer;
+  size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) c.out.append(buffer.data(), n);
+  const int raw = pclose(pipe);
+  c.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::smatch m;
+  static const std::regex summary(R"(tarde-crash: seed \d+ kills (\d+) .* violations (\d+))");
+  if (std::regex_search(c.out, m, summary)) {
+    c.kills = std::stol(m[1]);
+    c.violations = std::stol(m[2]);
+  }
+  return c;
+}
+
+// How many deaths the summary reports at `point` (0 when not listed).
+long deaths_at(const Campaign& c, const std::string& point) {
+  std::smatch m;
+  const std::regex line("\\n    " + std::regex_replace(point, std::regex("\\."), "\\.") +
+                        R"( +(\d+)\n)");
+  return std::regex_search(c.out, m, line) ? std::stol(m[1]) : 0;
+}
+
+}  // namespace
+
+TEST_SUITE("crash") {
+  TEST_CASE("a short campaign: 30 kills at random and at every crash point, no violation") {
+    const Campaign c =
+        run_campaign("--seed 30 --kills 30 --duration 120 --crash-points all --clients 4");
+    INFO(c.out);
+    CHECK(c.status == 0);
+    CHECK(c.kills >= 30);
+    CHECK(c.violations == 0);
+    CHECK(c.seconds < 180);
+  }
+
+  TEST_CASE("each crash point: the server dies there and the restarted one keeps every guarantee") {
+    for (const char* point : {"commit.before_write", "commit.after_write", "timer.after_fire",
+                              "reserve.after_hand_out", "recovery.after_repair",
+                              "wheel.after_page"}) {
+      CAPTURE(point);
+      const Campaign c = run_campaign(std::string("--seed 11 --kills 4 --duration 12 ") +
+                                      "--transactions 120 --crash-points " + point);
+      INFO(c.out);
+      CHECK(c.status == 0);
+      CHECK(c.violations == 0);
+      CHECK(deaths_at(c, point) >= 1);
+      CHECK(c.seconds < 20);
+    }
+  }
+
+  TEST_CASE("usage errors exit 2") {
+    CHECK(run_campaign("--crash-points nowhere").status == 2);
+    CHECK(run_campaign("--clients 0").status == 2);
+    CHECK(run_campaign("stray").status == 2);
+  }
+}

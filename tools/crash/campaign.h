@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tools/crash/checks.h"
+#include "tools/crash/options.h"
+
+namespace tarde::crash {
+
+// Exit statuses of tarde-crash.
+inline constexpr int kExitClean = 0;
+inline constexpr int kExitViolations = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitNoServer = 3;
+
+// The figures a campaign prints in its summary.
+struct CampaignFigures {
+  uint64_t kills_random = 0;
+  std::map<std::string, uint64_t> kills_at_point;  // crash point -> deaths there
+  uint64_t restarts = 0;
+  uint64_t dump_checks = 0;
+  uint64_t burst_transactions = 0;
+  uint64_t kills() const;
+};
+
+// Runs one campaign as the options say: start the server, drive the
+// workload, kill and restart until the duration or kill count is reached,
+// drain, check. Prints the seed, progress lines and the summary on stdout.
+// Returns the process exit status (kExit*).
+int run_campaign(const CampaignOptions& options);
+
+}  // namespace tarde::crash

@@ -1,0 +1,202 @@
+#include "tools/crash/final_state.h"
+
+#include <set>
+#include <thread>
+
+#include "net/client.h"
+#include "tools/crash/workload.h"
+
+namespace tarde::crash {
+namespace {
+
+constexpr std::chrono::milliseconds kTimeout{5000};
+// Pipelined requests in flight at once (PROTOCOL.md: keep at most a few
+// hundred unread replies).
+constexpr uint64_t kPipelineDepth = 200;
+// The drain's responder client records as this client number.
+constexpr int kDrainClient = 1000;
+constexpr uint64_t kDeadLettersMax = 100'000;
+
+Result<std::unique_ptr<net::Client>> connect(uint16_t port) {
+  net::ClientOptions options;
+  options.timeout = kTimeout;
+  return net::Client::connect("127.0.0.1", port, options);
+}
+
+bool settled(const std::string& state) { return state == "SUCCEEDED" || state == "FAILED"; }
+
+Result<std::set<std::string>> dead_lettered(net::Client& client) {
+  auto letters = client.deadletters(kQueue, kDeadLettersMax);
+  if (!letters.is_ok()) return letters.status();
+  std::set<std::string> ids;
+  for (const net::DeadLetterInfo& letter : letters.value()) ids.insert(letter.tx_id);
+  return ids;
+}
+
+// GETs one transaction and records what the client saw; nullopt when the
+// connection failed, a TxInfo with an empty state for NOT_FOUND.
+std::optional<net::TxInfo> recorded_get(net::Client& client, Recorder& recorder,
+                                        const std::string& id) {
+  Op op;
+  op.kind = OpKind::kGet;
+  op.tx_id = id;
+  op.client = kDrainClient;
+  op.send_us = wall_us();
+  auto got = client.get(id);
+  op.recv_us = wall_us();
+  if (!got.is_ok()) {
+    if (got.status().code() == Status::Code::kNotFound) return net::TxInfo{};
+    return std::nullopt;
+  }
+  const net::TxInfo& info = got.value();
+  op.outcome = OpOutcome::kReplied;
+  op.summary = net::Summary{net::ReplyKind::kOk, id, info.state, info.attempt, info.next_attempt,
+                            info.next_fire_at_ms};
+  recorder.op(op);
+  return info;
+}
+
+void respond_success(net::Client& client, Recorder& recorder, const std::string& id,
+                     uint32_t attempt) {
+  Op op;
+  op.kind = OpKind::kRespond;
+  op.tx_id = id;
+  op.attempt = attempt;
+  op.word = "SUCCESS";
+  op.client = kDrainClient;
+  op.send_us = wall_us();
+  auto got = client.respond(id, attempt, net::Answer::kSuccess);
+  op.recv_us = wall_us();
+  if (got.is_ok()) {
+    op.outcome = OpOutcome::kReplied;
+    op.summary = got.value();
+  } else {
+    op.outcome = net::server_error_code(got.status()).empty() ? OpOutcome::kPending
+                                                              : OpOutcome::kError;
+    op.error = got.status().to_string();
+  }
+  recorder.op(op);
+}
+
+}  // namespace
+
+Status configure_queue(uint16_t port) {
+  auto client = connect(port);
+  if (!client.is_ok()) return client.status();
+  auto config = client.value()->config(kQueue, queue_settings());
+  return config.is_ok() ? Status::ok() : config.status();
+}
+
+Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t count,
+                     uint64_t* planned) {
+  *planned = 0;
+  auto connected = connect(port);
+  if (!connected.is_ok()) return connected.status();
+  net::Client& client = *connected.value();
+  std::mt19937_64 rng(seed ^ 0xb0b5ULL);
+  std::vector<Op> sent;
+  for (uint64_t done = 0; done < count;) {
+    const uint64_t chunk = std::min(kPipelineDepth, count - done);
+    sent.clear();
+    for (uint64_t i = 0; i < chunk; ++i, ++done) {
+      TxPlan plan;
+      plan.queue = kQueue;
+      plan.max_attempts = 3;
+      plan.delay_ms = 300 + static_cast<int64_t>(rng() % 1200);
+      plan.payload = "burst";
+      const std::string id = "burst-" + std::to_string(seed % 100'000) + "-" + std::to_string(done);
+      recorder.plan(id, plan);
+      *planned += 1;
+      Op op;
+      op.kind = OpKind::kEnqueue;
+      op.tx_id = id;
+      op.client = kDrainClient;
+      op.send_us = wall_us();
+      const std::string line = "ENQUEUE " + plan.queue + " " + id +
+                               " max_attempts=3 delay=" + std::to_string(plan.delay_ms) + "ms";
+      Status status = client.send_only(line, plan.payload);
+      if (!status.is_ok()) {
+        recorder.op(op);  // pending
+        return status;
+      }
+      sent.push_back(op);
+    }
+    for (Op& op : sent) {
+      auto reply = client.read_reply();
+      op.recv_us = wall_us();
+      if (reply.is_ok()) {
+        auto summary = net::parse_summary(reply.value().head);
+        if (summary.is_ok()) {
+          op.outcome = OpOutcome::kReplied;
+          op.summary = summary.value();
+        } else {
+          op.outcome = OpOutcome::kError;
+          op.error = reply.value().head;
+        }
+      }
+      recorder.op(op);
+    }
+  }
+  return Status::ok();
+}
+
+bool drain(uint16_t port, Recorder& recorder, std::chrono::steady_clock::time_point deadline) {
+  std::set<std::string> done;
+  std::unique_ptr<net::Client> client;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!client || !client->is_open()) {
+      auto made = connect(port);
+      if (!made.is_ok()) return false;
+      client = std::move(made).value();
+    }
+    auto dead = dead_lettered(*client);
+    if (!dead.is_ok()) continue;
+    bool all = true;
+    for (const std::string& id : recorder.tx_ids()) {
+      if (done.count(id) != 0) continue;
+      auto info = recorded_get(*client, recorder, id);
+      if (!info) {
+        all = false;
+        break;
+      }
+      const bool finished = info->state.empty() || settled(info->state) ||
+                            (info->state == "SENDING" && dead.value().count(id) != 0);
+      if (finished) {
+        if (!info->state.empty()) done.insert(id);  // NOT_FOUND may still be created
+        continue;
+      }
+      all = false;
+      if (info->state == "IN_FLIGHT") respond_success(*client, recorder, id, info->attempt);
+    }
+    if (all) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+std::map<std::string, FinalTx> read_finals(uint16_t port, const std::vector<std::string>& ids) {
+  std::map<std::string, FinalTx> finals;
+  auto connected = connect(port);
+  if (!connected.is_ok()) return finals;
+  net::Client& client = *connected.value();
+  auto dead = dead_lettered(client);
+  if (!dead.is_ok()) return finals;
+  for (const std::string& id : ids) {
+    FinalTx& final = finals[id];
+    auto got = client.get(id);
+    if (!got.is_ok()) {
+      final.read = got.status().code() == Status::Code::kNotFound;
+      continue;
+    }
+    final.found = true;
+    final.info = got.value();
+    auto history = client.history(id);
+    if (!history.is_ok()) continue;
+    final.history = history.value();
+    final.dead_lettered = dead.value().count(id) != 0;
+    final.read = true;
+  }
+  return finals;
+}
+
+}  // namespace tarde::crash

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/status.h"
+
+namespace tarde::crash {
+
+// Every crash point the server defines (storage/crash_point.h), in the order
+// the summary prints them.
+const std::vector<std::string>& all_crash_points();
+
+// What one tarde-crash campaign does, from its command line. A plain value.
+struct CampaignOptions {
+  uint64_t seed = 0;
+  std::chrono::seconds duration{60};
+  // Stop once this many kills happened (0: run for the whole duration).
+  uint64_t kills_max = 0;
+  uint32_t clients = 4;
+  // Transactions the producers create over the whole campaign.
+  uint64_t transactions = 400;
+  // Crash points the restarts may arm; empty means random SIGKILLs only.
+  std::vector<std::string> crash_points;
+  std::string data_dir;  // empty: a fresh temp dir
+  bool keep = false;     // keep the data dir (it is always kept on violations)
+  std::string server_path;
+  std::string dump_path;
+  bool verbose = false;
+};
+
+// The usage text printed by --help and after a usage error.
+const char* usage_text();
+
+// Parses argv (without the program name). `binary_dir` is where the tarde and
+// tarde-dump binaries are looked for when --server/--dump are absent.
+// invalid_argument with a message for a usage error.
+Result<CampaignOptions> parse_options(const std::vector<std::string>& args,
+                                      const std::string& binary_dir);
+
+}  // namespace tarde::crash
