@@ -19,7 +19,7 @@ namespace tarde::engine {
 // a TimerWheel only the due entries it has paged in, and pages more in, in
 // (fire_at_ms, tx_id) key order and at most page_limit at a time, as time
 // reaches them. It exists so that memory does not grow with the number of
-// pending retries (DESIGN.md "Time and the wheel"): ten million entries on
+// pending retries (docs/design.md "Time"): ten million entries on
 // disk cost a page, not ten million nodes.
 //
 // The pager's cursor is a key. Every key at or below it is "paged": it was
@@ -78,7 +78,7 @@ class DueTimers {
   // Pages in at most one page when the unpaged part of the index may hold
   // entries due by now_ms, then appends to out, in (fire_at_ms) order, every
   // in-memory entry due by now_ms; they leave memory. One call does at most
-  // one page so that one loop turn's work stays bounded (DESIGN.md "Traps":
+  // one page so that one loop turn's work stays bounded (docs/design.md "Time":
   // move due retries in bounded chunks): when more may be due,
   // next_wake_ms() is <= now_ms afterwards, and the caller polls again.
   // If now_ms is earlier than the previous poll's (a wall-clock step back),

@@ -111,7 +111,7 @@ class Engine {
   struct Options {
     DueTimers::Options due;
     // Due timers handled per call of run_timers, so that a burst of fires
-    // never starves connections (DESIGN.md "Traps": move due retries to ready
+    // never starves connections (docs/design.md "Time": move due retries to ready
     // in bounded chunks).
     size_t fires_per_turn = 1024;
   };

@@ -12,7 +12,7 @@
 
 namespace tarde::engine {
 
-// One broken invariant of DESIGN.md "Recovery", with what a repair needs.
+// One broken invariant of docs/design.md "Recovery", with what a repair needs.
 struct Violation {
   enum class Kind {
     kBadRecord,     // a record's own fields disagree; reported, never repaired

@@ -49,7 +49,7 @@ inline constexpr uint64_t wheel_high_mask(int level) {
 // TimerWheel<T> holds values that come due at millisecond instants and hands
 // them back, in due order, when time is advanced past them. It exists so that
 // the engine can keep many timers and arm one real timer for the earliest
-// (DESIGN.md "Time and the wheel"): insert and cancel are O(1), and advancing
+// (docs/design.md "Time"): insert and cancel are O(1), and advancing
 // costs O(entries moved), never O(milliseconds elapsed), however far time
 // jumps. It is a pure data structure: no clock reads, no IO; time is whatever
 // the caller passes in and never moves backwards.

@@ -11,7 +11,7 @@
 
 namespace tarde::storage {
 
-// The column families of DESIGN.md. Value is part of the on-disk layout
+// The column families of docs/design.md and storage/FORMAT.md. Value is part of the on-disk layout
 // through the names below; never rename.
 enum class Cf : uint8_t { kTx = 0, kDue, kReady, kEvents, kDead, kMeta };
 inline constexpr size_t kCfCount = 6;

@@ -15,7 +15,7 @@ constexpr int64_t kMinute = 60'000;
 constexpr int64_t kHour = 60 * kMinute;
 const double kHighestUnit = std::nextafter(1.0, 0.0);
 
-// The seed article's policy: base 2h, factor 2, cap 24h, jitter ±10 %.
+// The classic policy of the deferred-retry pattern: base 2h, factor 2, cap 24h, jitter ±10 %.
 RetryPolicy seed_policy() {
   RetryPolicy policy;
   policy.max_attempts = 4;
@@ -28,7 +28,7 @@ RetryPolicy seed_policy() {
 
 }  // namespace
 
-TEST_CASE("the seed's backoff table: three retries in 1h48-2h12, 3h36-4h24, 7h12-8h48") {
+TEST_CASE("the classic backoff table: three retries in 1h48-2h12, 3h36-4h24, 7h12-8h48") {
   const RetryPolicy policy = seed_policy();
   struct Row {
     uint32_t k;

@@ -1,4 +1,4 @@
-// The seed article's failure table, row by row, in tarde's terms: "the process
+// The failure table of the deferred-retry pattern, row by row, in tarde's terms: "the process
 // stopped between these two steps, and the message is delivered again". In
 // tarde a transition is one atomic batch, so a stop leaves either all of it or
 // none of it; a stop is simulated by dropping the engine's memory and

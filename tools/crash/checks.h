@@ -36,7 +36,7 @@ struct CheckReport {
   std::vector<Violation> violations;
 };
 
-// Checks DESIGN.md's five guarantees for every transaction, from what the
+// Checks the five guarantees of docs/design.md for every transaction, from what the
 // clients saw (`logs`) and what the server shows at the end (`finals`).
 // Pure: no IO. Requires: no client records anymore.
 CheckReport check_guarantees(const std::map<std::string, TxLog>& logs,

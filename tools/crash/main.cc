@@ -1,4 +1,4 @@
-// tarde-crash: the kill -9 crash-recovery harness (DESIGN.md "Guarantees").
+// tarde-crash: the kill -9 crash-recovery harness (docs/design.md "Guarantees").
 #include <unistd.h>
 
 #include <cstdio>

@@ -89,8 +89,9 @@ const char* usage_text() {
 
 Runs the real tarde server, drives concurrent clients through whole retry
 lifecycles, kills the server with SIGKILL at random instants and at named
-crash points, restarts it on the same data, and checks DESIGN.md's five
-guarantees plus `tarde-dump check` after every restart and at the end.
+crash points, restarts it on the same data, and checks tarde's five
+guarantees (docs/design.md) plus `tarde-dump check` after every restart and
+at the end.
 
 options:
   --seed N                  random seed (default: drawn; printed so a run can be replayed)
