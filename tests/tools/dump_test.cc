@@ -12,6 +12,8 @@
 #include "storage/keys.h"
 #include "storage/rocks_kv.h"
 #include "tests/support/engine_fixture.h"
+#include "tests/support/raw_client.h"
+#include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
 using namespace tarde;
@@ -134,4 +136,20 @@ TEST_CASE("tarde-dump refuses what it cannot read, clearly") {
   populate(dir.path());
   CHECK(run(dir.path() + " frobnicate").status == 2);
   CHECK(run(dir.path() + " tx NOPE").status == 3);
+}
+
+TEST_CASE("tarde-dump reads a running server's data without disturbing it") {
+  testing::ServerProcess server;
+  testing::RawClient client(server.port());
+  REQUIRE(client.enqueue("pagos TX-LIVE").rfind("CREATED", 0) == 0);
+  Ran summary = run(server.data_dir() + " summary");
+  CHECK(summary.status == 0);
+  CHECK(summary.out.find("pagos") != std::string::npos);
+  Ran tx = run(server.data_dir() + " tx TX-LIVE");
+  CHECK(tx.status == 0);
+  CHECK(tx.out.find("ENQUEUE") != std::string::npos);
+  CHECK(run(server.data_dir() + " check").status == 0);
+  // The server kept serving throughout.
+  CHECK(client.enqueue("pagos TX-AFTER").rfind("CREATED", 0) == 0);
+  CHECK(client.command("PING") == "PONG");
 }
