@@ -207,7 +207,14 @@ void Server::on_timer() {
 }
 
 void Server::park(const std::shared_ptr<Session>& session, const std::string& queue) {
-  parked_[queue].push_back(session);
+  auto& line = parked_[queue];
+  // Drop connections that stopped waiting (timed out, answered, closed), so
+  // that a queue that never gets work does not collect them forever.
+  std::erase_if(line, [&](const std::weak_ptr<Session>& weak) {
+    auto parked = weak.lock();
+    return !parked || !parked->parked_on(queue);
+  });
+  line.push_back(session);
 }
 
 void Server::signal_ready(const std::string& queue) {
