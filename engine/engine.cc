@@ -57,6 +57,18 @@ Engine::QueueState& Engine::queue_state(std::string_view queue) {
   return state;
 }
 
+void Engine::count_stale(std::string_view kind) {
+  stale_ += 1;
+  stale_by_kind_[std::string(kind)] += 1;
+}
+
+void Engine::report_breaker(const std::string& queue, QueueState& state) {
+  const Breaker::State now_state = state.breaker.state(clock_.now_wall_ms());
+  if (now_state == state.reported_breaker) return;
+  state.reported_breaker = now_state;
+  if (breaker_listener_) breaker_listener_(queue, now_state);
+}
+
 RowContext Engine::row_context(const storage::QueueConfig& config) {
   return RowContext{clock_.now_wall_ms(), &config, &random_, next_ready_seq_++};
 }
@@ -65,7 +77,7 @@ Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision
                                        const char* cause) {
   switch (decision.verdict) {
     case Verdict::kStale:
-      stale_ += 1;
+      count_stale(cause);
       return TxReply{Outcome::kStale, summary_of(before)};
     case Verdict::kConflict:
       return TxReply{Outcome::kConflict, summary_of(before)};
@@ -198,11 +210,13 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     if (!rec || rec->state != TxState::kSending || rec->ready_seq != front->first.second ||
         rec->next_attempt != front->second.attempt) {
       queue.ready.erase(front);  // not owned by its transaction: stale, harmless
-      stale_ += 1;
+      count_stale("ready");
       continue;
     }
     int64_t wake_ms = 0;
-    if (queue.config.breaker && !queue.breaker.allows(now_ms)) {
+    const bool allowed = !queue.config.breaker || queue.breaker.allows(now_ms);
+    if (queue.config.breaker) report_breaker(std::string(queue_name), queue);
+    if (!allowed) {
       wake_ms = queue.breaker.opens_until_ms();
     } else if (!queue.bucket.try_take(now_ms)) {
       wake_ms = queue.bucket.next_token_ms(now_ms);
@@ -253,7 +267,7 @@ Result<TxReply> Engine::release(uint64_t conn, std::string_view tx_id, uint32_t 
     auto found = store_.get_tx(tx_id);
     if (!found.is_ok()) return found.status();
     if (!found.value()) return not_found(tx_id);
-    stale_ += 1;
+    count_stale("RELEASE");
     return TxReply{Outcome::kStale, summary_of(*found.value())};
   }
   Result<TxReply> reply = not_found(tx_id);
@@ -275,6 +289,7 @@ Result<TxReply> Engine::respond(std::string_view tx_id, uint32_t attempt, Answer
   if (reply.is_ok() && reply.value().outcome == Outcome::kOk && queue.config.breaker) {
     if (queue.probe_tx_id == rec.tx_id) queue.probe_tx_id.clear();
     queue.breaker.record(clock_.now_wall_ms(), answer == Answer::kTransient);
+    report_breaker(rec.queue, queue);
   }
   return reply;
 }
@@ -353,6 +368,7 @@ EngineStats Engine::stats() const {
   stats.due_in_memory = due_.in_memory();
   stats.fired = fired_;
   stats.stale = stale_;
+  stats.stale_by_kind = stale_by_kind_;
   return stats;
 }
 
@@ -370,6 +386,7 @@ Engine::QueueFigures Engine::queue_figures(std::string_view queue_name) {
   figures.leased = queue.leased;
   figures.oldest_ready_at_ms = queue.ready.empty() ? 0 : queue.ready.begin()->first.first;
   figures.breaker = queue.breaker.state(clock_.now_wall_ms());
+  report_breaker(std::string(queue_name), queue);
   return figures;
 }
 

@@ -84,6 +84,9 @@ struct EngineStats {
   uint64_t due_in_memory = 0;
   uint64_t fired = 0;
   uint64_t stale = 0;
+  // Stale, duplicate and late messages dropped, by the command or event that
+  // carried them (SENT, RESPOND, RELEASE, RESOLVE, REDRIVE, timer, ready).
+  std::map<std::string, uint64_t> stale_by_kind;
 };
 
 // What start-up recovery found and did.
@@ -163,6 +166,12 @@ class Engine {
     ready_listener_ = std::move(listener);
   }
 
+  // Called (synchronously) when a queue's circuit breaker changes state.
+  void set_breaker_listener(
+      std::function<void(const std::string& queue, Breaker::State state)> listener) {
+    breaker_listener_ = std::move(listener);
+  }
+
   // Called (synchronously) after every transition that was written.
   void set_transition_listener(std::function<void(const TransitionNote&)> listener) {
     transition_listener_ = std::move(listener);
@@ -195,6 +204,7 @@ class Engine {
     Breaker breaker;
     std::string probe_tx_id;  // the half-open breaker's probe, if out
     int64_t wake_at_ms = 0;   // a wake timer is already armed for this instant
+    Breaker::State reported_breaker = Breaker::State::kClosed;  // last told to the listener
   };
   struct Lease {
     uint64_t conn = 0;
@@ -205,6 +215,8 @@ class Engine {
   };
 
   QueueState& queue_state(std::string_view queue);
+  void count_stale(std::string_view kind);
+  void report_breaker(const std::string& queue, QueueState& state);
   RowContext row_context(const storage::QueueConfig& config);
   Result<TxReply> apply_decision(const storage::TxRecord& before, Decision decision,
                                  const char* cause);
@@ -233,11 +245,13 @@ class Engine {
   std::deque<storage::DueEntry> pending_fires_;
   std::function<void(const std::string&)> ready_listener_;
   std::function<void(const TransitionNote&)> transition_listener_;
+  std::function<void(const std::string&, Breaker::State)> breaker_listener_;
   std::array<uint64_t, 6> by_state_{};
   uint64_t next_ready_seq_ = 1;
   uint64_t next_lease_id_ = 1;
   uint64_t fired_ = 0;
   uint64_t stale_ = 0;
+  std::map<std::string, uint64_t> stale_by_kind_;
 };
 
 }  // namespace tarde::engine

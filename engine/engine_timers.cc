@@ -47,7 +47,7 @@ Status Engine::fire_due(const storage::DueEntry& entry) {
   const std::optional<TxRecord>& rec = found.value();
   const bool owned = rec && rec->due_kind == entry.kind && rec->due_at_ms == entry.fire_at_ms;
   if (!owned) {
-    stale_ += 1;
+    count_stale("timer");
     // Delete the orphan key, unless the record owns that key with another kind.
     if (rec && rec->due_kind != DueKind::kNone && rec->due_at_ms == entry.fire_at_ms) {
       return Status::ok();
@@ -70,6 +70,7 @@ Status Engine::fire_due(const storage::DueEntry& entry) {
       auto reply = apply_decision(*rec, std::move(decision), "timer");
       if (reply.is_ok() && queue.config.breaker) {
         queue.breaker.record(clock_.now_wall_ms(), /*transient=*/true);
+        report_breaker(rec->queue, queue);
       }
       return reply.status();
     }

@@ -43,6 +43,13 @@ Status apply_flag(const std::string& flag, const std::string& value, ServerOptio
     o->max_payload_bytes = n.value();
     return Status::ok();
   }
+  if (flag == "--log-format") {
+    if (value != "text" && value != "json") {
+      return Status::invalid_argument("--log-format expects text or json, got '" + value + "'");
+    }
+    o->log_json = value == "json";
+    return Status::ok();
+  }
   if (flag == "--auth-token-file") {
     o->auth_token_file = value;
     return Status::ok();
@@ -78,7 +85,9 @@ Flags of serve:
   --max-payload BYTES         largest ENQUEUE payload (default 1048576)
   --auth-token-file F         require AUTH with the token in F (first line)
   --metrics-listen HOST:PORT  serve GET /metrics and GET /healthz over HTTP
-  --log-level L               trace, debug, info, warn, error or off (default info)
+  --log-level L               trace, debug, info, warn, error or off (default info);
+                              debug logs every transition
+  --log-format text|json      log lines for people (default) or one JSON object per line
 )";
 }
 

@@ -27,7 +27,7 @@ void GroupCommitter::kick() {
   in_flight_ = true;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = Job{group.seq, std::move(group.batch)};
+    job_ = Job{group.seq, std::move(group.batch), group.writes};
   }
   wake_.notify_one();
 }
@@ -49,13 +49,14 @@ void GroupCommitter::run_worker() {
     const auto took = std::chrono::steady_clock::now() - started;
     const int64_t took_us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
     const size_t ops = job.batch.size();
-    asio::post(io_, [this, seq = job.seq, status, took_us, ops] {
+    asio::post(io_, [this, seq = job.seq, status, took_us, ops, writes = job.writes] {
       in_flight_ = false;
       if (status.is_ok()) {
         staged_.committed(seq);
         commits_ += 1;
         ops_committed_ += ops;
-        last_commit_us_ = took_us;
+        latency_ms_.observe(took_us / 1000.0);
+        writes_per_commit_.observe(static_cast<double>(writes));
       } else {
         staged_.discard_from(seq);
       }
@@ -63,6 +64,13 @@ void GroupCommitter::run_worker() {
       kick();
     });
   }
+}
+
+std::string GroupCommitter::render_metrics() const {
+  return latency_ms_.render("tarde_commit_latency_ms",
+                            "Time to write and fsync one group commit, in ms.") +
+         writes_per_commit_.render("tarde_transitions_per_commit",
+                                   "Transitions that shared one group commit.");
 }
 
 }  // namespace tarde::net

@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "net/histogram.h"
 #include "storage/kv.h"
 #include "storage/staged_kv.h"
 #include "storage/status.h"
@@ -41,13 +42,14 @@ class GroupCommitter {
   bool idle() const { return !in_flight_ && !staged_.has_open_group(); }
   uint64_t commits() const { return commits_; }
   uint64_t ops_committed() const { return ops_committed_; }
-  // Wall time of the last commit, for figures.
-  int64_t last_commit_us() const { return last_commit_us_; }
+  // Commit latency and transitions per commit, as Prometheus histograms.
+  std::string render_metrics() const;
 
  private:
   struct Job {
     uint64_t seq = 0;
     storage::KvBatch batch;
+    size_t writes = 0;
   };
   void run_worker();
 
@@ -58,7 +60,8 @@ class GroupCommitter {
   bool in_flight_ = false;  // io thread only
   uint64_t commits_ = 0;
   uint64_t ops_committed_ = 0;
-  int64_t last_commit_us_ = 0;
+  Histogram<10> latency_ms_{{0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100}};
+  Histogram<9> writes_per_commit_{{1, 2, 4, 8, 16, 32, 64, 128, 256}};
 
   std::mutex mutex_;
   std::condition_variable wake_;

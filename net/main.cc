@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "net/command_line.h"
+#include "net/json_log_formatter.h"
 #include "net/server.h"
 
 namespace {
@@ -39,7 +40,11 @@ int main(int argc, char** argv) {
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("tarde"));  // stdout stays free
   spdlog::set_level(spdlog::level::from_str(options.value().log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  if (options.value().log_json) {
+    spdlog::set_formatter(std::make_unique<tarde::net::JsonLogFormatter>());
+  } else {
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  }
   tarde::net::Server server(options.value());
   tarde::Status status = server.open();
   if (!status.is_ok()) {

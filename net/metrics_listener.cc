@@ -1,5 +1,6 @@
 #include "net/metrics_listener.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "net/server.h"
@@ -113,11 +114,14 @@ std::string render_metrics(Server& server) {
   }
   out += "# TYPE tarde_timers_fired_total counter\n";
   add_line(out, "tarde_timers_fired_total", "", std::to_string(stats.fired));
+  out += "# HELP tarde_stale_dropped_total Stale, duplicate and late messages that changed nothing.\n";
   out += "# TYPE tarde_stale_dropped_total counter\n";
-  add_line(out, "tarde_stale_dropped_total", "", std::to_string(stats.stale));
+  for (const auto& [kind, n] : stats.stale_by_kind) {
+    add_line(out, "tarde_stale_dropped_total", "kind=\"" + kind + "\"", std::to_string(n));
+  }
   const char* per_queue[] = {"tarde_ready", "tarde_leased", "tarde_dead_letters",
-                             "tarde_breaker_open"};
-  std::string lines[4];
+                             "tarde_breaker_open", "tarde_oldest_ready_age_seconds"};
+  std::string lines[5];
   for (const std::string& queue : engine.queue_names()) {
     const auto figures = engine.queue_figures(queue);
     const std::string label = "queue=\"" + queue + "\"";
@@ -126,11 +130,16 @@ std::string render_metrics(Server& server) {
     add_line(lines[2], per_queue[2], label, std::to_string(figures.dead));
     add_line(lines[3], per_queue[3], label,
              figures.breaker == engine::Breaker::State::kClosed ? "0" : "1");
+    const int64_t age_ms = figures.oldest_ready_at_ms == 0
+                               ? 0
+                               : std::max<int64_t>(0, server.now_wall_ms() - figures.oldest_ready_at_ms);
+    add_line(lines[4], per_queue[4], label, std::to_string(age_ms / 1000.0));
   }
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 5; ++i) {
     out += std::string("# TYPE ") + per_queue[i] + " gauge\n" + lines[i];
   }
   out += server.transition_log().render_metrics();
+  out += server.committer().render_metrics();
   return out;
 }
 

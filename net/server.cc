@@ -81,6 +81,14 @@ Status Server::open() {
       options_.data_dir, report.took_ms, report.transactions, report.ready, report.dead_letters,
       report.due_in_memory, report.repairs.size());
   engine_->set_ready_listener([this](const std::string& queue) { signal_ready(queue); });
+  engine_->set_breaker_listener([](const std::string& queue, engine::Breaker::State state) {
+    if (state == engine::Breaker::State::kOpen) {
+      spdlog::warn("alert: circuit breaker of queue {} opened: most answers were TRANSIENT", queue);
+    } else {
+      spdlog::info("circuit breaker of queue {} is {}", queue,
+                   state == engine::Breaker::State::kHalfOpen ? "half-open (probing)" : "closed");
+    }
+  });
   engine_->set_transition_listener(
       [this](const engine::TransitionNote& note) { transition_log_.on_transition(note); });
 

@@ -62,6 +62,8 @@ class Server {
   void session_closed(Session* session);
   std::vector<std::pair<std::string, std::string>> figures() const;
   const TransitionLog& transition_log() const { return transition_log_; }
+  const GroupCommitter& committer() const { return *committer_; }
+  int64_t now_wall_ms() const { return clock_.now_wall_ms(); }
   void count_command() { commands_ += 1; }
 
  private:

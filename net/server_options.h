@@ -26,6 +26,7 @@ struct ServerOptions {
   std::string metrics_host;     // empty: no metrics listener
   uint16_t metrics_port = 0;
   std::string log_level = "info";
+  bool log_json = false;  // --log-format json: one JSON object per line
 };
 
 }  // namespace tarde::net

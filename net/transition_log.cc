@@ -48,12 +48,7 @@ void TransitionLog::on_transition(const engine::TransitionNote& note) {
     }
   }
   if (note.cause == "timer" && note.before && note.before->state == TxState::kScheduled) {
-    const int64_t lateness_ms = after.updated_at_ms - note.before->next_fire_at_ms;
-    lateness_count_ += 1;
-    lateness_sum_ms_ += lateness_ms;
-    for (size_t i = 0; i < kLatenessBucketsMs.size(); ++i) {
-      if (lateness_ms <= kLatenessBucketsMs[i]) lateness_buckets_[i] += 1;
-    }
+    lateness_ms_.observe(static_cast<double>(after.updated_at_ms - note.before->next_fire_at_ms));
   }
 }
 
@@ -76,15 +71,7 @@ std::string TransitionLog::render_metrics() const {
   for (const auto& [queue, n] : dead_letters_) {
     out += "tarde_dead_lettered_total{queue=\"" + queue + "\"} " + std::to_string(n) + "\n";
   }
-  out += "# HELP tarde_timer_lateness_ms How late retries fired after their instant.\n";
-  out += "# TYPE tarde_timer_lateness_ms histogram\n";
-  for (size_t i = 0; i < kLatenessBucketsMs.size(); ++i) {
-    out += "tarde_timer_lateness_ms_bucket{le=\"" + std::to_string(kLatenessBucketsMs[i]) +
-           "\"} " + std::to_string(lateness_buckets_[i]) + "\n";
-  }
-  out += "tarde_timer_lateness_ms_bucket{le=\"+Inf\"} " + std::to_string(lateness_count_) + "\n";
-  out += "tarde_timer_lateness_ms_sum " + std::to_string(lateness_sum_ms_) + "\n";
-  out += "tarde_timer_lateness_ms_count " + std::to_string(lateness_count_) + "\n";
+  out += lateness_ms_.render("tarde_timer_lateness_ms", "How late retries fired after their instant, in ms.");
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/engine.h"
+#include "net/histogram.h"
 
 namespace tarde::net {
 
@@ -15,9 +16,6 @@ namespace tarde::net {
 // error), and the counters behind the metrics page. io thread only.
 class TransitionLog {
  public:
-  // Upper bounds (ms) of the timer lateness histogram's buckets.
-  static constexpr std::array<int64_t, 8> kLatenessBucketsMs = {1, 2, 5, 10, 50, 100, 1000, 10000};
-
   void on_transition(const engine::TransitionNote& note);
   // The counters as Prometheus text (HELP/TYPE and samples).
   std::string render_metrics() const;
@@ -27,9 +25,8 @@ class TransitionLog {
   std::map<std::string, uint64_t> failures_by_reason_;
   std::map<std::string, uint64_t> dead_letters_;  // by queue, since start
   uint64_t retries_scheduled_ = 0;
-  std::array<uint64_t, kLatenessBucketsMs.size()> lateness_buckets_{};
-  uint64_t lateness_count_ = 0;
-  int64_t lateness_sum_ms_ = 0;
+  // How late retries fired after their instant, in ms.
+  Histogram<8> lateness_ms_{{1, 2, 5, 10, 50, 100, 1000, 10000}};
 };
 
 }  // namespace tarde::net

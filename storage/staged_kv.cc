@@ -76,6 +76,7 @@ Status StagedKv::write(const KvBatch& batch) {
     }
   }
   open_batch_.append(batch);
+  open_writes_ += 1;
   last_staged_seq_ = open_seq_;
   observe(open_seq_);
   return Status::ok();
@@ -86,8 +87,9 @@ StagedKv::Group StagedKv::seal() {
   SealedKeys sealed{open_seq_, {}};
   sealed.keys.reserve(open_batch_.size());
   for (const KvOp& op : open_batch_.ops()) sealed.keys.emplace_back(op.cf, op.key);
-  Group group{open_seq_, std::move(open_batch_)};
+  Group group{open_seq_, std::move(open_batch_), open_writes_};
   open_batch_.clear();  // a moved-from batch is valid but unspecified
+  open_writes_ = 0;
   sealed_.push_back(std::move(sealed));
   ++open_seq_;
   return group;
@@ -115,6 +117,7 @@ void StagedKv::discard_from(uint64_t seq) {
   if (has_open_group()) {
     for (const KvOp& op : open_batch_.ops()) drop_versions(op.cf, op.key, discarded);
     open_batch_.clear();
+    open_writes_ = 0;
     ++open_seq_;  // numbers are never reused
   }
 }

@@ -37,6 +37,7 @@ class StagedKv final : public Kv {
   struct Group {
     uint64_t seq = 0;
     KvBatch batch;
+    size_t writes = 0;  // write() calls staged into it: transitions, for figures
   };
 
   explicit StagedKv(Kv& base) : base_(base) {}
@@ -108,6 +109,7 @@ class StagedKv final : public Kv {
   Kv& base_;
   std::array<Overlay, kCfCount> overlay_;
   KvBatch open_batch_;
+  size_t open_writes_ = 0;
   uint64_t open_seq_ = 1;          // the number the open (or next) group carries
   std::deque<SealedKeys> sealed_;  // sealed and uncommitted, oldest first
   uint64_t committed_seq_ = 0;

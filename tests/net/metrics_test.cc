@@ -1,0 +1,166 @@
+// The metrics page and the logs an operator reads, against the real server.
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "tests/support/raw_client.h"
+#include "tests/support/server_process.h"
+
+using namespace tarde;
+
+namespace {
+
+uint16_t free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string http_get(uint16_t port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
+  REQUIRE(write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size()));
+  std::string response;
+  char buffer[4096];
+  ssize_t n = 0;
+  while ((n = read(fd, buffer, sizeof buffer)) > 0) response.append(buffer, n);
+  close(fd);
+  return response;
+}
+
+// Checks the Prometheus text exposition format line by line and returns the
+// metric names that have samples. Every sample must belong to a family
+// declared by a TYPE line before it.
+std::set<std::string> parse_exposition(const std::string& text) {
+  static const std::regex sample(
+      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*")*\})? (-?[0-9.eE+-]+|\+Inf|NaN)$)");
+  static const std::regex type_line(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
+  std::set<std::string> declared;
+  std::set<std::string> sampled;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    CAPTURE(line);
+    std::smatch m;
+    if (line.rfind("# HELP ", 0) == 0) continue;
+    if (line.rfind("# TYPE", 0) == 0) {
+      REQUIRE(std::regex_match(line, m, type_line));
+      declared.insert(m[1]);
+      continue;
+    }
+    REQUIRE(std::regex_match(line, m, sample));
+    std::string family = m[1];
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      const std::string s(suffix);
+      if (!declared.count(family) && family.size() > s.size() &&
+          family.compare(family.size() - s.size(), s.size(), s) == 0) {
+        family = family.substr(0, family.size() - s.size());
+      }
+    }
+    CHECK(declared.count(family) == 1);
+    sampled.insert(family);
+  }
+  return sampled;
+}
+
+}  // namespace
+
+TEST_CASE("GET /metrics parses as Prometheus text and has every metric an operator needs") {
+  const uint16_t metrics_port = free_port();
+  testing::ServerProcess server(
+      {"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port)});
+  testing::RawClient c(server.port());
+  REQUIRE(c.command("CONFIG q base=50ms jitter=0 max_deliveries=1").rfind("CONFIG", 0) == 0);
+  REQUIRE(c.enqueue("q A").rfind("CREATED", 0) == 0);
+  REQUIRE(c.enqueue("q B").rfind("CREATED", 0) == 0);
+  REQUIRE(c.enqueue("q C").rfind("CREATED", 0) == 0);
+  c.send("RESERVE q\r\n");
+  c.read_line();
+  c.read_line();
+  REQUIRE(c.command("RESPOND A 1 CANCELLED").rfind("OK", 0) == 0);
+  REQUIRE(c.command("SENT A 1").rfind("STALE", 0) == 0);
+  c.send("RESERVE q wait=2s\r\n");  // B
+  c.read_line();
+  c.read_line();
+  REQUIRE(c.command("RELEASE B 1").rfind("BURIED", 0) == 0);
+  REQUIRE(c.command("RESPOND C 1 REJECTED").rfind("OK", 0) == 0);
+  c.send("RESERVE q wait=2s\r\n");  // A's retry, after 50 ms
+  CHECK(c.read_line().rfind("REQUEST A 2", 0) == 0);
+  c.read_line();
+
+  const std::string response = http_get(metrics_port, "/metrics");
+  REQUIRE(response.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  const std::string body = response.substr(response.find("\r\n\r\n") + 4);
+  const std::set<std::string> metrics = parse_exposition(body);
+  for (const char* name :
+       {"tarde_transactions", "tarde_answers_total", "tarde_retries_scheduled_total",
+        "tarde_stale_dropped_total", "tarde_failures_total", "tarde_dead_letters",
+        "tarde_dead_lettered_total", "tarde_ready", "tarde_leased",
+        "tarde_oldest_ready_age_seconds", "tarde_breaker_open", "tarde_timer_lateness_ms",
+        "tarde_commit_latency_ms", "tarde_transitions_per_commit", "tarde_connections"}) {
+    CAPTURE(name);
+    CHECK(metrics.count(name) == 1);
+  }
+  CHECK(body.find("tarde_answers_total{queue=\"q\",outcome=\"CANCELLED\"} 1") != std::string::npos);
+  CHECK(body.find("tarde_failures_total{reason=\"REJECTED\"} 1") != std::string::npos);
+  CHECK(body.find("tarde_stale_dropped_total{kind=\"SENT\"} 1") != std::string::npos);
+  CHECK(body.find("tarde_dead_lettered_total{queue=\"q\"} 1") != std::string::npos);
+  CHECK(body.find("tarde_timer_lateness_ms_count 1") != std::string::npos);
+
+  CHECK(http_get(metrics_port, "/healthz").find("\r\n\r\nok\n") != std::string::npos);
+  CHECK(http_get(metrics_port, "/nope").rfind("HTTP/1.1 404", 0) == 0);
+
+  c.send("STATS\r\n");
+  const std::string head = c.read_line();
+  std::string stats;
+  for (int i = 0, n = std::stoi(head.substr(6)); i < n; ++i) stats += c.read_line() + "\n";
+  CHECK(stats.find("breaker.q closed") != std::string::npos);
+  CHECK(stats.find("stale.SENT 1") != std::string::npos);
+}
+
+TEST_CASE("--log-format json writes one JSON object per line; debug logs every transition") {
+  testing::ServerProcess server({"--log-format", "json", "--log-level", "debug"});
+  testing::RawClient c(server.port());
+  REQUIRE(c.enqueue("q \"quoted\"-id").rfind("CREATED", 0) == 0);
+  REQUIRE(c.command("RESPOND \"quoted\"-id 1 REJECTED").rfind("OK", 0) == 0);
+  REQUIRE(c.command("PING") == "PONG");
+  const std::string log = server.log();
+  std::istringstream lines(log);
+  std::string line;
+  int transitions = 0;
+  bool alert = false;
+  static const std::regex json_line(
+      R"(^\{"time":"[0-9T:.\-]+Z","level":"[a-z]+","msg":"([^"\\]|\\.)*"\}$)");
+  while (std::getline(lines, line)) {
+    CAPTURE(line);
+    CHECK(std::regex_match(line, json_line));
+    if (line.find("transition tx_id=\\\"quoted\\\"-id queue=q") != std::string::npos) {
+      transitions += 1;
+      CHECK(line.find("cause=") != std::string::npos);
+      CHECK(line.find("from=") != std::string::npos);
+    }
+    alert = alert || line.find("\"level\":\"warning\",\"msg\":\"alert: transaction") != std::string::npos;
+  }
+  CHECK(transitions == 2);
+  CHECK(alert);
+}
