@@ -264,9 +264,10 @@ Action handle_stats(CommandContext& ctx, const Command& command) {
   for (const auto& [kind, n] : s.stale_by_kind) figures.emplace_back("stale." + kind, std::to_string(n));
   for (const std::string& queue : ctx.engine->queue_names()) {
     const auto state = ctx.engine->queue_figures(queue).breaker;
-    figures.emplace_back("breaker." + queue, state == engine::Breaker::State::kClosed ? "closed"
-                                             : state == engine::Breaker::State::kOpen ? "open"
-                                                                                       : "half_open");
+    // Numbers like every other figure: 0 closed, 1 open, 2 half-open.
+    figures.emplace_back("breaker." + queue, state == engine::Breaker::State::kClosed ? "0"
+                                             : state == engine::Breaker::State::kOpen ? "1"
+                                                                                       : "2");
   }
   return reply(stats_reply(figures));
 }
