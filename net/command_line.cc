@@ -1,5 +1,6 @@
 #include "net/command_line.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace tarde::net {
@@ -109,25 +110,36 @@ Status parse_host_port(const std::string& text, std::string* host, uint16_t* por
   return Status::ok();
 }
 
-Result<ServerOptions> parse_serve_flags(const std::vector<std::string>& args) {
-  ServerOptions options;
+Status for_each_flag(
+    const std::vector<std::string>& args, std::initializer_list<std::string_view> switches,
+    const std::function<Status(const std::string& flag, const std::string& value)>& apply) {
   for (size_t i = 0; i < args.size(); ++i) {
     std::string flag = args[i];
+    if (flag.rfind("--", 0) != 0) {
+      return Status::invalid_argument("unexpected argument '" + flag + "' (see --help)");
+    }
     std::string value;
     const size_t eq = flag.find('=');
-    if (flag.rfind("--", 0) != 0) {
-      return Status::invalid_argument("unexpected argument '" + flag + "' (see tarde --help)");
-    }
+    const bool is_switch = std::find(switches.begin(), switches.end(), flag) != switches.end();
     if (eq != std::string::npos) {
       value = flag.substr(eq + 1);
       flag = flag.substr(0, eq);
-    } else if (i + 1 < args.size()) {
+    } else if (!is_switch && i + 1 < args.size()) {
       value = args[++i];
-    } else {
+    } else if (!is_switch) {
       return Status::invalid_argument(flag + " needs a value");
     }
-    TARDE_RETURN_IF_ERROR(apply_flag(flag, value, &options));
+    TARDE_RETURN_IF_ERROR(apply(flag, value));
   }
+  return Status::ok();
+}
+
+Result<ServerOptions> parse_serve_flags(const std::vector<std::string>& args) {
+  ServerOptions options;
+  TARDE_RETURN_IF_ERROR(for_each_flag(
+      args, {}, [&](const std::string& flag, const std::string& value) {
+        return apply_flag(flag, value, &options);
+      }));
   return options;
 }
 

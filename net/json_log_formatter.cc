@@ -1,8 +1,9 @@
 #include "net/json_log_formatter.h"
 
+#include "net/time_text.h"
+
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <string>
 
 namespace tarde::net {
@@ -33,15 +34,8 @@ void append_escaped(spdlog::memory_buf_t& dest, std::string_view text) {
 void JsonLogFormatter::format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) {
   using namespace std::chrono;
   const int64_t ms = duration_cast<milliseconds>(msg.time.time_since_epoch()).count();
-  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char time[64];
-  std::snprintf(time, sizeof time, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<int>(ms % 1000));
   append(dest, "{\"time\":\"");
-  append(dest, time);
+  append(dest, iso_utc_ms(ms));
   append(dest, "\",\"level\":\"");
   const auto level = spdlog::level::to_string_view(msg.level);
   append(dest, std::string_view(level.data(), level.size()));

@@ -8,6 +8,7 @@
 #include <ctime>
 #include <ostream>
 
+#include "net/time_text.h"
 #include "tools/cli/cli.h"
 
 namespace tarde::cli {
@@ -256,16 +257,7 @@ int render(const net::Reply& reply, bool raw, int64_t now_ms, std::ostream& out,
   return exit_status(reply);
 }
 
-std::string iso_time(int64_t epoch_ms) {
-  const std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[40];
-  const size_t n = std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
-  char ms[8];
-  std::snprintf(ms, sizeof(ms), ".%03dZ", static_cast<int>(epoch_ms % 1000));
-  return std::string(text, n) + ms;
-}
+std::string iso_time(int64_t epoch_ms) { return tarde::net::iso_utc_ms(epoch_ms); }
 
 std::string relative_time(int64_t epoch_ms, int64_t now_ms) {
   const int64_t diff = epoch_ms - now_ms;

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <random>
 
+#include "net/command_line.h"
+
 namespace tarde::crash {
 namespace {
 
@@ -118,29 +120,18 @@ Result<CampaignOptions> parse_options(const std::vector<std::string>& args,
   CampaignOptions o;
   o.seed = std::random_device{}();
   o.crash_points = all_crash_points();
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    if (flag == "--keep") {
-      o.keep = true;
-      continue;
-    }
-    if (flag == "--verbose") {
-      o.verbose = true;
-      continue;
-    }
-    std::string value;
-    const size_t eq = flag.find('=');
-    if (flag.rfind("--", 0) != 0) return Status::invalid_argument("unexpected argument '" + flag + "'");
-    if (eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      return Status::invalid_argument(flag + " needs a value");
-    }
-    TARDE_RETURN_IF_ERROR(apply_valued(flag, value, &o));
-  }
+  TARDE_RETURN_IF_ERROR(net::for_each_flag(
+      args, {"--keep", "--verbose"}, [&](const std::string& flag, const std::string& value) {
+        if (flag == "--keep") {
+          o.keep = true;
+          return Status::ok();
+        }
+        if (flag == "--verbose") {
+          o.verbose = true;
+          return Status::ok();
+        }
+        return apply_valued(flag, value, &o);
+      }));
   if (o.server_path.empty()) o.server_path = binary_dir + "/tarde";
   if (o.dump_path.empty()) o.dump_path = binary_dir + "/tarde-dump";
   return o;

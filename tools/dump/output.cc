@@ -1,8 +1,9 @@
 #include "tools/dump/output.h"
 
+#include "net/time_text.h"
+
 #include <algorithm>
 #include <cstdio>
-#include <ctime>
 
 namespace tarde::tools {
 
@@ -10,17 +11,7 @@ std::pair<std::string, bool> text(std::string value) { return {std::move(value),
 std::pair<std::string, bool> number(int64_t value) { return {std::to_string(value), true}; }
 std::pair<std::string, bool> number(uint64_t value) { return {std::to_string(value), true}; }
 
-std::string iso_time(int64_t ms) {
-  if (ms == 0) return "-";
-  const std::time_t seconds = static_cast<std::time_t>(ms / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char out[96];
-  std::snprintf(out, sizeof out, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<int>(ms % 1000));
-  return out;
-}
+std::string iso_time(int64_t ms) { return ms == 0 ? "-" : tarde::net::iso_utc_ms(ms); }
 
 std::string json_string(const std::string& value) {
   std::string out = "\"";
