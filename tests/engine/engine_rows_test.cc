@@ -366,6 +366,13 @@ TEST_CASE("response_timeout treats silence as TRANSIENT with the same attempt") 
   CHECK(rec.state == TxState::kScheduled);
   CHECK(rec.next_attempt == 1);
   CHECK(rec.transients == 1);
+  std::vector<storage::EventRecord> events;
+  REQUIRE(rig.f.engine->history("TX-1", 1, &events).is_ok());
+  CHECK(events.back().reason == "RESPONSE_TIMEOUT");
+  rig.advance(1000);  // the transient backoff: the same attempt goes out again
+  auto again = rig.reserve();
+  REQUIRE(again.has_value());
+  CHECK(again->attempt == 1);  // same attempt, so the same key TX-1#1
 }
 
 TEST_CASE("retention purges a terminal transaction and its history; its id can be enqueued anew") {
