@@ -69,8 +69,8 @@ void GroupCommitter::run_worker() {
 std::string GroupCommitter::render_metrics() const {
   return latency_ms_.render("tarde_commit_latency_ms",
                             "Time to write and fsync one group commit, in ms.") +
-         writes_per_commit_.render("tarde_transitions_per_commit",
-                                   "Transitions that shared one group commit.");
+         writes_per_commit_.render("tarde_commands_per_commit",
+                                   "Mutating commands and timer transitions that shared one group commit.");
 }
 
 }  // namespace tarde::net

@@ -117,7 +117,7 @@ TEST_CASE("GET /metrics parses as Prometheus text and has every metric an operat
         "tarde_stale_dropped_total", "tarde_failures_total", "tarde_dead_letters",
         "tarde_dead_lettered_total", "tarde_ready", "tarde_leased",
         "tarde_oldest_ready_age_seconds", "tarde_breaker_open", "tarde_timer_lateness_ms",
-        "tarde_commit_latency_ms", "tarde_transitions_per_commit", "tarde_connections"}) {
+        "tarde_commit_latency_ms", "tarde_commands_per_commit", "tarde_connections"}) {
     CAPTURE(name);
     CHECK(metrics.count(name) == 1);
   }
