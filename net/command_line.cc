@@ -84,7 +84,7 @@ Flags of serve:
                               none: survive kill -9 but not a power loss
   --max-connections N         connections at once; the next gets ERR OVERLOADED (default 10000)
   --max-payload BYTES         largest ENQUEUE payload (default 1048576)
-  --auth-token-file F         require AUTH with the token in F (first line)
+  --auth-token-file F         require AUTH with the token in F (first line; F must be mode 600)
   --metrics-listen HOST:PORT  serve GET /metrics and GET /healthz over HTTP
   --log-level L               trace, debug, info, warn, error or off (default info);
                               debug logs every transition

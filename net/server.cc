@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -18,6 +20,14 @@ namespace {
 constexpr auto kShutdownGrace = std::chrono::seconds(5);
 
 Result<std::string> read_token_file(const std::string& path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) {
+    return Status::invalid_argument("cannot read auth token file " + path);
+  }
+  if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    return Status::invalid_argument("auth token file " + path +
+                                    " is readable by others; chmod 600 it");
+  }
   std::ifstream in(path);
   if (!in) return Status::invalid_argument("cannot read auth token file " + path);
   std::string token;

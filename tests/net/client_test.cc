@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "tests/support/cli_spawn.h"
 
 namespace tarde::net {
@@ -320,6 +322,7 @@ TEST_CASE("client: quit, AUTH and timeouts") {
   testing::TempDir dir;
   const std::string token_file = dir.sub("token");
   std::ofstream(token_file) << "s3cret\n";
+  REQUIRE(chmod(token_file.c_str(), 0600) == 0);
   CliTestServer server({"--auth-token-file", token_file});
 
   auto anonymous = connect_to(server);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "tests/support/raw_client.h"
 #include "tests/support/server_process.h"
 
@@ -657,6 +659,7 @@ TEST_CASE("AUTH with --auth-token-file: every command but PING, AUTH and QUIT ne
     std::ofstream out(token_file);
     out << "s3cret-token\n";
   }
+  REQUIRE(chmod(token_file.c_str(), 0600) == 0);
   ServerProcess server({"--auth-token-file", token_file});
   RawClient c(server.port());
 
@@ -689,3 +692,21 @@ TEST_SUITE_END();
 
 }  // namespace
 }  // namespace tarde::testing
+
+TEST_CASE("a token file that others can read is refused at start, with a line saying why") {
+  tarde::testing::TempDir secrets;
+  const std::string token_file = secrets.sub("token");
+  {
+    std::ofstream out(token_file);
+    out << "s3cret-token\n";
+  }
+  REQUIRE(chmod(token_file.c_str(), 0644) == 0);
+  bool refused = false;
+  try {
+    tarde::testing::ServerProcess server({"--auth-token-file", token_file});
+  } catch (const std::runtime_error& e) {
+    refused = true;
+    CHECK(std::string(e.what()).find("readable by others; chmod 600 it") != std::string::npos);
+  }
+  CHECK(refused);
+}
