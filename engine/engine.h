@@ -150,6 +150,8 @@ class Engine {
                                     std::vector<storage::DeadLetter>* letters);
   const storage::QueueConfig& config(std::string_view queue);
   [[nodiscard]] Status set_config(std::string_view queue, const storage::QueueConfig& config);
+  // Whether the connection holds a lease (it is working, not idle).
+  bool holds_leases(uint64_t conn) const { return leases_by_conn_.count(conn) != 0; }
   // Every lease held by a connection that closed ends as a failed delivery.
   [[nodiscard]] Status connection_closed(uint64_t conn);
 

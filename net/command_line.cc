@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "net/tokens.h"
+
 namespace tarde::net {
 namespace {
 
@@ -42,6 +44,12 @@ Status apply_flag(const std::string& flag, const std::string& value, ServerOptio
     auto n = parse_count(flag, value, 64ULL << 20);
     if (!n.is_ok()) return n.status();
     o->max_payload_bytes = n.value();
+    return Status::ok();
+  }
+  if (flag == "--idle-timeout") {
+    auto ms = parse_duration_ms(value, "--idle-timeout");
+    if (!ms.is_ok()) return ms.status();
+    o->idle_timeout_ms = ms.value();
     return Status::ok();
   }
   if (flag == "--log-format") {
@@ -86,6 +94,8 @@ Flags of serve:
   --max-payload BYTES         largest ENQUEUE payload (default 1048576)
   --auth-token-file F         require AUTH with the token in F (first line; F must be mode 600)
   --metrics-listen HOST:PORT  serve GET /metrics and GET /healthz over HTTP
+  --idle-timeout DUR          close a connection that completes no command for this long,
+                              unless it waits in RESERVE or holds a lease (default 5m; 0 = never)
   --log-level L               trace, debug, info, warn, error or off (default info);
                               debug logs every transition
   --log-format text|json      log lines for people (default) or one JSON object per line

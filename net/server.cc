@@ -18,6 +18,9 @@ namespace {
 // How long a clean shutdown waits for in-flight commits and replies before
 // closing connections regardless.
 constexpr auto kShutdownGrace = std::chrono::seconds(5);
+// How often idle connections are looked for: --idle-timeout is honoured to
+// within this.
+constexpr auto kIdleSweepInterval = std::chrono::seconds(1);
 
 Result<std::string> read_token_file(const std::string& path) {
   struct stat info {};
@@ -45,6 +48,7 @@ Server::Server(ServerOptions options)
       signals_(io_, SIGINT, SIGTERM),
       timer_(io_),
       grace_timer_(io_),
+      idle_timer_(io_),
       random_(static_cast<uint64_t>(clock_.now_steady_ms()) ^ 0x7461726465ULL),
       decoder_(options_.max_payload_bytes) {}
 
@@ -132,6 +136,7 @@ void Server::run() {
     stop();
   });
   do_accept();
+  sweep_idle();
   asio::post(io_, [this] { after_commands(); });
   io_.run();
   spdlog::info("tarde stopped");
@@ -270,9 +275,34 @@ void Server::serve_parked() {
   after_commands();
 }
 
+// Closes connections that completed no command within --idle-timeout, once a
+// second; a connection waiting in RESERVE, receiving replies or holding a
+// lease (a dispatcher calling the external service) is not idle.
+void Server::sweep_idle() {
+  if (options_.idle_timeout_ms <= 0 || shutting_down_) return;
+  const auto since =
+      std::chrono::steady_clock::now() - std::chrono::milliseconds(options_.idle_timeout_ms);
+  std::vector<std::shared_ptr<Session>> idle;
+  for (auto& [raw, session] : sessions_) {
+    if (session->idle_since(since) && !engine_->holds_leases(session->context().conn_id)) {
+      idle.push_back(session);
+    }
+  }
+  if (!idle.empty()) {
+    spdlog::info("closing {} connections idle for over {} ms", idle.size(),
+                 options_.idle_timeout_ms);
+  }
+  for (auto& session : idle) session->close();
+  idle_timer_.expires_after(kIdleSweepInterval);
+  idle_timer_.async_wait([this](const asio::error_code& ec) {
+    if (!ec) sweep_idle();
+  });
+}
+
 void Server::stop() {
   if (shutting_down_) return;
   shutting_down_ = true;
+  idle_timer_.cancel();
   asio::error_code ignored;
   acceptor_.close(ignored);
   signals_.cancel(ignored);

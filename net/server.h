@@ -75,6 +75,7 @@ class Server {
   void signal_ready(const std::string& queue);
   void serve_parked();
   void finish_shutdown_when_idle();
+  void sweep_idle();
 
   ServerOptions options_;
   asio::io_context io_;
@@ -82,6 +83,7 @@ class Server {
   asio::signal_set signals_;
   asio::steady_timer timer_;        // the engine's next timer
   asio::steady_timer grace_timer_;  // bounds a clean shutdown
+  asio::steady_timer idle_timer_;   // the idle-connection sweep
   std::optional<int64_t> timer_at_ms_;
   SystemClock clock_;
   engine::SeededRandom random_;

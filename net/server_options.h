@@ -26,6 +26,9 @@ struct ServerOptions {
   std::string metrics_host;     // empty: no metrics listener
   uint16_t metrics_port = 0;
   std::string log_level = "info";
+  // A connection that completes no command for this long is closed, unless it
+  // waits in RESERVE or has replies on their way (slow-loris defence). 0: never.
+  int64_t idle_timeout_ms = 300'000;
   bool log_json = false;  // --log-format json: one JSON object per line
 };
 

@@ -93,6 +93,7 @@ bool Session::process_one() {
   DecodeResult decoded = server_.decoder().decode(unparsed);
   if (decoded.kind == DecodeResult::Kind::kNeedMore) return false;
   input_start_ += decoded.consumed;
+  last_command_at_ = std::chrono::steady_clock::now();
   if (decoded.kind == DecodeResult::Kind::kError) {
     const bool close_after = closes_connection(decoded.error);
     push_reply(error_reply(decoded.error, decoded.message), 0, close_after);

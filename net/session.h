@@ -2,6 +2,7 @@
 
 #include <asio.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -43,6 +44,11 @@ class Session : public std::enable_shared_from_this<Session> {
   // A parked RESERVE got its answer (REQUEST, or ERR).
   void unpark(std::string reply, uint64_t dep);
   bool parked_on(const std::string& queue) const { return parked_ && parked_queue_ == queue; }
+  // True when the connection completed no command since `since` and neither
+  // waits in RESERVE nor has replies on their way: the idle sweep closes it.
+  bool idle_since(std::chrono::steady_clock::time_point since) const {
+    return last_command_at_ < since && !parked_ && pending_.empty() && !writing_;
+  }
   CommandContext& context() { return ctx_; }
   void close();
   // Stops taking commands; closes once every queued reply is written.
@@ -83,6 +89,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string parked_queue_;
   bool closing_ = false;  // no more input is processed; close once output is out
   bool closed_ = false;
+  std::chrono::steady_clock::time_point last_command_at_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace tarde::net

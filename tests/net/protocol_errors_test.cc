@@ -317,4 +317,22 @@ TEST_CASE("SIGTERM stops the server cleanly: a waiting RESERVE gets ERR SHUTTING
 TEST_SUITE_END();
 
 }  // namespace
+TEST_CASE("--idle-timeout closes slow or silent connections, never a waiting RESERVE") {
+  ServerProcess server({"--idle-timeout", "300ms"});
+  RawClient silent(server.port());
+  RawClient slow(server.port());
+  slow.send("PIN");  // a line that never completes: slow-loris
+  RawClient waiting(server.port());
+  waiting.send("RESERVE q wait=2500ms\r\n");
+  RawClient busy(server.port());
+  for (int i = 0; i < 15; ++i) {  // 1.5 s of a command every 100 ms
+    CHECK(busy.command("PING") == "PONG");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(silent.is_closed_by_peer(std::chrono::seconds(3)));
+  CHECK(slow.is_closed_by_peer(std::chrono::seconds(3)));
+  CHECK(waiting.read_line() == "EMPTY");  // after its full wait, not closed for idleness
+  CHECK(busy.is_closed_by_peer(std::chrono::seconds(3)));  // idle since its last PING
+}
+
 }  // namespace tarde::testing
