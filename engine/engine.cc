@@ -35,6 +35,23 @@ storage::DeadLetter letter_of(const TxRecord& rec, int64_t now_ms) {
   return letter;
 }
 
+// Which index entries a transition moves: derived from the two records, so
+// that the batch and the memory update agree by construction.
+struct IndexChanges {
+  bool due = false;    // the timer changed (kind or instant)
+  bool ready = false;  // the ready entry changed (instant or sequence)
+  bool was_dead = false;
+};
+
+IndexChanges changes_between(const TxRecord* before, const TxRecord& after) {
+  IndexChanges c;
+  c.due = !before || before->due_kind != after.due_kind || before->due_at_ms != after.due_at_ms;
+  c.ready = !before || before->ready_seq != after.ready_seq ||
+            before->ready_at_ms != after.ready_at_ms;
+  c.was_dead = before && before->dead_lettered;
+  return c;
+}
+
 uint32_t due_attempt(const TxRecord& rec) {
   return rec.due_kind == DueKind::kRetry ? rec.next_attempt : rec.attempt;
 }
@@ -105,26 +122,22 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
   after.events += 1;
   batch.put_tx(after);
 
-  const bool due_changed = !before || before->due_kind != after.due_kind ||
-                           before->due_at_ms != after.due_at_ms;
-  if (due_changed && before && before->due_kind != DueKind::kNone) {
+  const IndexChanges changed = changes_between(before, after);
+  if (changed.due && before && before->due_kind != DueKind::kNone) {
     batch.delete_due(before->due_at_ms, after.tx_id);
   }
-  if (due_changed && after.due_kind != DueKind::kNone) {
+  if (changed.due && after.due_kind != DueKind::kNone) {
     batch.put_due({after.due_at_ms, after.tx_id, after.due_kind, due_attempt(after)});
   }
-  const bool ready_changed = !before || before->ready_seq != after.ready_seq ||
-                             before->ready_at_ms != after.ready_at_ms;
-  if (ready_changed && before && before->ready_seq != 0) {
+  if (changed.ready && before && before->ready_seq != 0) {
     batch.delete_ready(before->queue, before->ready_at_ms, before->ready_seq);
   }
-  if (ready_changed && after.ready_seq != 0) {
+  if (changed.ready && after.ready_seq != 0) {
     batch.put_ready({after.queue, after.ready_at_ms, after.ready_seq, after.tx_id,
                      after.next_attempt});
   }
-  const bool was_dead = before && before->dead_lettered;
-  if (was_dead && !after.dead_lettered) batch.delete_dead(after.queue, after.tx_id);
-  if (!was_dead && after.dead_lettered) batch.put_dead(letter_of(after, now_ms));
+  if (changed.was_dead && !after.dead_lettered) batch.delete_dead(after.queue, after.tx_id);
+  if (!changed.was_dead && after.dead_lettered) batch.put_dead(letter_of(after, now_ms));
 
   TARDE_RETURN_IF_ERROR(store_.write(batch));
   apply_memory(before, after);
@@ -137,9 +150,8 @@ void Engine::apply_memory(const TxRecord* before, const TxRecord& after) {
   if (before) by_state_[static_cast<size_t>(before->state)] -= 1;
   by_state_[static_cast<size_t>(after.state)] += 1;
 
-  const bool due_changed = !before || before->due_kind != after.due_kind ||
-                           before->due_at_ms != after.due_at_ms;
-  if (due_changed) {
+  const IndexChanges changed = changes_between(before, after);
+  if (changed.due) {
     if (before && before->due_kind != DueKind::kNone) {
       due_.on_delete(before->due_at_ms, after.tx_id);
     }
@@ -149,20 +161,17 @@ void Engine::apply_memory(const TxRecord* before, const TxRecord& after) {
   }
 
   QueueState& queue = queue_state(after.queue);
-  const bool ready_changed = !before || before->ready_seq != after.ready_seq ||
-                             before->ready_at_ms != after.ready_at_ms;
-  if (ready_changed && before && before->ready_seq != 0) {
+  if (changed.ready && before && before->ready_seq != 0) {
     queue.ready.erase(ReadyKey{before->ready_at_ms, before->ready_seq});
     drop_lease(after.tx_id);
   }
-  if (ready_changed && after.ready_seq != 0) {
+  if (changed.ready && after.ready_seq != 0) {
     queue.ready.emplace(ReadyKey{after.ready_at_ms, after.ready_seq},
                         ReadyItem{after.tx_id, after.next_attempt});
     notify_ready(after.queue, after.ready_at_ms);
   }
-  const bool was_dead = before && before->dead_lettered;
-  if (was_dead && !after.dead_lettered) queue.dead -= 1;
-  if (!was_dead && after.dead_lettered) queue.dead += 1;
+  if (changed.was_dead && !after.dead_lettered) queue.dead -= 1;
+  if (!changed.was_dead && after.dead_lettered) queue.dead += 1;
 }
 
 void Engine::drop_lease(const std::string& tx_id) {
