@@ -1,7 +1,9 @@
 #include "storage/rocks_kv.h"
 
 #include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/table.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/write_batch.h>
 
@@ -25,6 +27,13 @@ constexpr size_t kDeletionTriggerEntries = 5000;
 constexpr double kDeletionRatio = 0.5;
 static_assert(kDeletionTriggerEntries <= kDeletionWindowEntries);
 
+// Every ENQUEUE first looks its tx_id up, and a new id is found nowhere: a
+// bloom filter in each table file and in the memtable answers "absent"
+// without a search. 10 bits per key gives about 1% false positives.
+constexpr double kTxBloomBitsPerKey = 10;
+// The memtable's bloom filter, as a share of the memtable's size.
+constexpr double kTxMemtableBloomRatio = 0.02;
+
 Status from_rocks(const rocksdb::Status& status, const std::string& what) {
   if (status.IsCorruption()) return Status::corruption(what + ": " + status.ToString());
   return Status::io_error(what + ": " + status.ToString());
@@ -38,6 +47,13 @@ bool is_lock_error(const rocksdb::Status& status) {
 
 rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
   rocksdb::ColumnFamilyOptions options;
+  if (cf == Cf::kTx) {
+    rocksdb::BlockBasedTableOptions table;
+    table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(kTxBloomBitsPerKey));
+    options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+    options.memtable_whole_key_filtering = true;
+    options.memtable_prefix_bloom_size_ratio = kTxMemtableBloomRatio;
+  }
   if (cf == Cf::kDue || cf == Cf::kReady) {
     options.table_properties_collector_factories.emplace_back(
         rocksdb::NewCompactOnDeletionCollectorFactory(kDeletionWindowEntries,

@@ -20,7 +20,14 @@ void StagedKv::drop_versions(Cf cf, const std::string& key, const Predicate& dro
 Result<std::optional<std::string>> StagedKv::get(Cf cf, std::string_view key) {
   const Overlay& overlay = overlay_[static_cast<size_t>(cf)];
   auto it = overlay.find(key);
-  if (it == overlay.end()) return base_.get(cf, key);
+  if (it == overlay.end()) {
+    if (cf == Cf::kTx) {
+      if (const std::string* recent = recent_tx_.find(key)) {
+        return std::optional<std::string>(*recent);
+      }
+    }
+    return base_.get(cf, key);
+  }
   const Version& latest = it->second.back();
   observe(latest.seq);
   if (latest.is_delete) return std::optional<std::string>();
@@ -95,10 +102,27 @@ StagedKv::Group StagedKv::seal() {
   return group;
 }
 
+void StagedKv::remember_committed(const std::string& key, uint64_t seq) {
+  const Overlay& overlay = overlay_[static_cast<size_t>(Cf::kTx)];
+  auto it = overlay.find(key);
+  if (it == overlay.end()) return;  // handled through an earlier op on the key
+  const Version* newest = nullptr;
+  for (const Version& version : it->second) {
+    if (version.seq <= seq) newest = &version;
+  }
+  if (newest == nullptr) return;
+  if (newest->is_delete) {
+    recent_tx_.forget(key);
+  } else {
+    recent_tx_.remember(key, newest->value);
+  }
+}
+
 void StagedKv::committed(uint64_t seq) {
   TARDE_ASSERT(seq < open_seq_);  // the open group has not been sealed
   while (!sealed_.empty() && sealed_.front().seq <= seq) {
     for (const auto& [cf, key] : sealed_.front().keys) {
+      if (cf == Cf::kTx) remember_committed(key, seq);
       drop_versions(cf, key, [seq](uint64_t version_seq) { return version_seq <= seq; });
     }
     sealed_.pop_front();
@@ -110,6 +134,9 @@ void StagedKv::discard_from(uint64_t seq) {
   TARDE_ASSERT(seq > committed_seq_);
   TARDE_ASSERT(seq <= open_seq_);
   auto discarded = [seq](uint64_t version_seq) { return version_seq >= seq; };
+  // The remembered values are committed ones and still right, but after a
+  // failed write the base is re-read from scratch.
+  recent_tx_.clear();
   while (!sealed_.empty() && sealed_.back().seq >= seq) {
     for (const auto& [cf, key] : sealed_.back().keys) drop_versions(cf, key, discarded);
     sealed_.pop_back();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "storage/kv.h"
+#include "storage/recent_values.h"
 
 namespace tarde::storage {
 
@@ -23,7 +24,10 @@ namespace tarde::storage {
 //
 // Groups are numbered 1, 2, 3, ...; numbers are never reused, so a discarded
 // group's number is never committed and the server must fail the replies that
-// observed it when it calls discard_from(). The overlay keeps, per key, the
+// observed it when it calls discard_from(). Committed transaction records are
+// also remembered (RecentValues), so the read that follows a write rarely
+// reaches the base; this assumes, as the server guarantees, that the base is
+// written only with the groups sealed here. The overlay keeps, per key, the
 // value each uncommitted group gave it, so committed() and discard_from() are
 // exact whatever the number of groups in flight.
 //
@@ -82,6 +86,8 @@ class StagedKv final : public Kv {
 
   // The number of keys with an uncommitted value, for tests and metrics.
   size_t overlay_size() const;
+  // Committed transaction records remembered for reads (see RecentValues).
+  size_t recent_size() const { return recent_tx_.size(); }
 
  private:
   // One group's value for a key: a put of value, or a deletion.
@@ -100,6 +106,9 @@ class StagedKv final : public Kv {
   };
 
   void observe(uint64_t seq);
+  // Before the committed versions of a `tx` key are dropped: remember the
+  // newest of them (the base's value now) for later reads.
+  void remember_committed(const std::string& key, uint64_t seq);
   // Removes the versions of key whose seq satisfies drop(seq), and the key
   // when none is left.
   template <typename Predicate>
@@ -108,6 +117,9 @@ class StagedKv final : public Kv {
 
   Kv& base_;
   std::array<Overlay, kCfCount> overlay_;
+  // Transaction records the base holds, as committed through this overlay:
+  // the engine reads a record again right after writing it.
+  RecentValues recent_tx_;
   KvBatch open_batch_;
   size_t open_writes_ = 0;
   uint64_t open_seq_ = 1;          // the number the open (or next) group carries

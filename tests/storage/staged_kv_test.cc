@@ -174,6 +174,64 @@ TEST_CASE("staged_kv: discard_from keeps older uncommitted groups, even under a 
   CHECK(read(staged, "k") == "g1");
 }
 
+TEST_CASE("staged_kv: committed transaction records are read without the base") {
+  MemKv base;
+  StagedKv staged(base);
+  put(staged, "t1", "v1");
+  put(staged, "gone", "v1");
+  StagedKv::Group group1 = staged.seal();
+  REQUIRE(base.write(group1.batch).is_ok());
+  staged.committed(group1.seq);
+  CHECK(staged.recent_size() == 2);
+  // Proof that the read is served from memory: the base changes behind the
+  // overlay's back (which the server never does) and the committed value is
+  // still what a read returns.
+  put(base, "t1", "changed behind");
+  CHECK(read(staged, "t1") == "v1");
+
+  // A committed deletion is forgotten, so the base answers again.
+  del(staged, "gone");
+  StagedKv::Group group2 = staged.seal();
+  REQUIRE(base.write(group2.batch).is_ok());
+  staged.committed(group2.seq);
+  CHECK(staged.recent_size() == 1);
+  CHECK(read(staged, "gone") == std::nullopt);
+
+  // Other column families are never remembered.
+  put(staged, "d", "v", Cf::kDue);
+  StagedKv::Group group3 = staged.seal();
+  REQUIRE(base.write(group3.batch).is_ok());
+  staged.committed(group3.seq);
+  CHECK(staged.recent_size() == 1);
+
+  // A failed commit forgets everything: reads go to the base again.
+  put(staged, "t1", "v4");
+  staged.seal();
+  staged.discard_from(4);
+  CHECK(staged.recent_size() == 0);
+  CHECK(read(staged, "t1") == "changed behind");
+}
+
+TEST_CASE("recent_values: memory stays within its bound, oldest evicted first") {
+  RecentValues recent;
+  const std::string value(1000, 'v');
+  const size_t fits = RecentValues::kBytesMax / (1000 + RecentValues::kEntryOverheadBytes + 6);
+  for (size_t i = 0; i < 2 * fits; ++i) recent.remember("k" + std::to_string(i), value);
+  CHECK(recent.bytes() <= RecentValues::kBytesMax);
+  CHECK(recent.size() >= fits / 2);
+  CHECK(recent.find("k0") == nullptr);
+  REQUIRE(recent.find("k" + std::to_string(2 * fits - 1)) != nullptr);
+  CHECK(*recent.find("k" + std::to_string(2 * fits - 1)) == value);
+  // Rewriting one key many times keeps one entry, not one per write.
+  RecentValues rewritten;
+  for (int i = 0; i < 100000; ++i) rewritten.remember("same", std::to_string(i));
+  CHECK(rewritten.size() == 1);
+  CHECK(*rewritten.find("same") == "99999");
+  rewritten.forget("same");
+  CHECK(rewritten.find("same") == nullptr);
+  CHECK(rewritten.bytes() == 0);
+}
+
 TEST_CASE("staged_kv: observed_seq tracks the newest group a command depended on") {
   MemKv base;
   put(base, "base", "v");

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace tarde::storage {
+
+// RecentValues remembers the values of recently committed keys of one column
+// family, so that the engine's next read of a record it just wrote (RESERVE
+// and RESPOND read the record ENQUEUE wrote a moment ago) is a hash lookup
+// instead of a RocksDB Get through the memtable's skip list.
+//
+// It is a cache of what the base store holds: StagedKv fills it only with
+// values whose group the base has committed, so a hit equals what the base
+// would return. Memory is bounded by kBytesMax; the oldest insertions are
+// evicted first. Owned by a StagedKv; one thread, like its owner.
+class RecentValues {
+ public:
+  // About 20,000 records of 400 bytes: far more than the transactions a busy
+  // server touches twice within a few commits, and a small, fixed share of
+  // RAM whatever the backlog.
+  static constexpr size_t kBytesMax = 8 << 20;
+  // What one entry costs besides its key and value bytes (nodes, the queue).
+  static constexpr size_t kEntryOverheadBytes = 96;
+
+  // The remembered value of key, or nullopt when none is remembered (which
+  // says nothing about the base).
+  const std::string* find(std::string_view key) const;
+  // Remembers key's committed value, replacing an older one.
+  void remember(const std::string& key, const std::string& value);
+  // The key was deleted in the base (or its value is unknown): forget it.
+  void forget(const std::string& key);
+  void clear();
+  size_t bytes() const { return bytes_; }
+  size_t size() const { return values_.size(); }
+
+ private:
+  struct Entry {
+    std::string value;
+    uint64_t stamp = 0;  // matches the queue entry that may evict it
+  };
+  void evict_to_fit();
+  static size_t cost(const std::string& key, const std::string& value) {
+    return key.size() + value.size() + kEntryOverheadBytes;
+  }
+
+  std::unordered_map<std::string, Entry> values_;
+  // Insertion order for eviction; an element whose stamp no longer matches
+  // its key's entry is a leftover of a replaced value and is skipped.
+  std::deque<std::pair<std::string, uint64_t>> order_;
+  uint64_t next_stamp_ = 1;
+  size_t bytes_ = 0;
+};
+
+}  // namespace tarde::storage
