@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 
 #include "net/replies.h"
 #include "net/server.h"
@@ -53,13 +54,12 @@ void Session::on_read(const asio::error_code& wait_error) {
     close();
     return;
   }
+  // Read into one buffer shared by every session of the thread and keep only
+  // the bytes that came: no size query, no zero-filling of a fresh chunk.
+  thread_local std::array<char, kReadChunkBytes> scratch;
   asio::error_code ec;
-  const size_t available = socket_.available(ec);
-  const size_t chunk = std::clamp<size_t>(available, kReadChunkMinBytes, kReadChunkBytes);
-  const size_t old_size = input_.size();
-  input_.resize(old_size + chunk);
-  const size_t bytes = socket_.read_some(asio::buffer(input_.data() + old_size, chunk), ec);
-  input_.resize(old_size + bytes);
+  const size_t bytes = socket_.read_some(asio::buffer(scratch), ec);
+  if (bytes > 0) input_.append(scratch.data(), bytes);
   if (ec == asio::error::would_block || ec == asio::error::try_again) {
     do_read();
     return;

@@ -30,10 +30,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // A client that pipelines without reading is paused past these.
   static constexpr size_t kPendingRepliesMax = 1024;
   static constexpr size_t kOutputBytesMax = 8 << 20;
-  // How much is read from the socket at a time: what is available, within
-  // these bounds.
-  static constexpr size_t kReadChunkMinBytes = 4 << 10;
-  static constexpr size_t kReadChunkBytes = 256 << 10;
+  // The most read from the socket at a time (into a buffer per thread, not
+  // per session), and the input a session keeps allocated between reads.
+  static constexpr size_t kReadChunkBytes = 64 << 10;
 
   Session(Server& server, asio::ip::tcp::socket socket, uint64_t id);
   void start();

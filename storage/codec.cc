@@ -38,11 +38,53 @@ constexpr std::uint32_t kClassVersion = 1;
 // A read-only streambuf over bytes the caller owns, so decoding copies nothing.
 class ViewBuf : public std::streambuf {
  public:
-  explicit ViewBuf(std::string_view bytes) {
+  void reset(std::string_view bytes) {
     char* begin = const_cast<char*>(bytes.data());  // never written: get area only
     setg(begin, begin, begin + bytes.size());
   }
 };
+
+// A write-only streambuf that appends to a string the caller owns, so
+// encoding builds the value in place instead of copying it out of a
+// stringstream.
+class StringSink : public std::streambuf {
+ public:
+  void reset(std::string* target) { target_ = target; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    target_->push_back(traits_type::to_char_type(c));
+    return c;
+  }
+  std::streamsize xsputn(const char* data, std::streamsize count) override {
+    target_->append(data, static_cast<size_t>(count));
+    return count;
+  }
+
+ private:
+  std::string* target_ = nullptr;
+};
+
+// Building a std::ostream or std::istream sets up its locale, which costs
+// more than encoding a whole record. Each thread keeps one of each and points
+// it at the bytes of the call.
+std::ostream& output_stream(std::string* target) {
+  thread_local StringSink sink;
+  thread_local std::ostream stream(&sink);
+  sink.reset(target);
+  stream.clear();
+  return stream;
+}
+
+std::istream& input_stream(std::string_view bytes, ViewBuf** buffer) {
+  thread_local ViewBuf view;
+  thread_local std::istream stream(&view);
+  view.reset(bytes);
+  stream.clear();
+  *buffer = &view;
+  return stream;
+}
 
 void check_version(const char* type, std::uint32_t version) {
   if (version != kClassVersion) {
@@ -118,38 +160,41 @@ bool valid_kind(DueKind kind) { return static_cast<std::uint8_t>(kind) <= 3; }
 template <typename T>
 std::string encode_value(const T& value) {
   TARDE_ASSERT(validate(value).is_ok());
-  std::ostringstream out;
-  out.put(static_cast<char>(kValueFormat));
+  std::string bytes;
+  bytes.reserve(256);
+  bytes.push_back(static_cast<char>(kValueFormat));
+  std::ostream& out = output_stream(&bytes);
   {
     // Little-endian always, so the bytes do not depend on the host.
     OutArchive ar(out, OutArchive::Options::LittleEndian());
     ar(value);
   }
-  return std::move(out).str();
+  output_stream(nullptr);  // the stream keeps no pointer to a dead string
+  return bytes;
 }
 
 template <typename T>
 Result<T> decode_value(std::string_view bytes, const char* what) {
-  const std::string prefix = std::string(what) + " value: ";
-  if (bytes.empty()) return Status::corruption(prefix + "empty");
+  auto corrupt = [what](const std::string& why) {
+    return Status::corruption(std::string(what) + " value: " + why);
+  };
+  if (bytes.empty()) return corrupt("empty");
   const auto format = static_cast<std::uint8_t>(bytes[0]);
-  if (format != kValueFormat) {
-    return Status::corruption(prefix + "unknown format byte " + std::to_string(format));
-  }
-  ViewBuf buffer(bytes.substr(1));
-  std::istream in(&buffer);
+  if (format != kValueFormat) return corrupt("unknown format byte " + std::to_string(format));
+  ViewBuf* buffer = nullptr;
+  std::istream& in = input_stream(bytes.substr(1), &buffer);
   T value;
   try {
     InArchive ar(in);
     ar(value);
   } catch (const std::exception& e) {
-    return Status::corruption(prefix + e.what());
+    return corrupt(e.what());
   }
-  if (buffer.in_avail() > 0) {
-    return Status::corruption(prefix + std::to_string(buffer.in_avail()) + " trailing bytes");
-  }
+  const std::streamsize trailing = buffer->in_avail();
+  buffer->reset({});
+  if (trailing > 0) return corrupt(std::to_string(trailing) + " trailing bytes");
   Status status = validate(value);
-  if (!status.is_ok()) return Status::corruption(prefix + status.message());
+  if (!status.is_ok()) return corrupt(status.message());
   return value;
 }
 
