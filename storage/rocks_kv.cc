@@ -3,6 +3,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/perf_level.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/write_batch.h>
@@ -92,6 +93,12 @@ rocksdb::Status open_db(const std::string& dir, const RocksKv::Options& options,
 
 std::string_view view(const rocksdb::Slice& slice) { return {slice.data(), slice.size()}; }
 
+// RocksDB counts, per thread, every key comparison and block read into its
+// perf context unless told not to; tarde never reads those counters, and in
+// the memtable insert of a commit the counting costs about as much as the
+// comparing. The level is per thread, so every entry point sets it.
+void no_perf_counters() { rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable); }
+
 }  // namespace
 
 Result<std::unique_ptr<RocksKv>> RocksKv::open(const std::string& dir, const Options& options) {
@@ -145,6 +152,7 @@ rocksdb::ColumnFamilyHandle* RocksKv::handle(Cf cf) const {
 }
 
 Result<std::optional<std::string>> RocksKv::get(Cf cf, std::string_view key) {
+  no_perf_counters();
   rocksdb::PinnableSlice value;
   rocksdb::Status status =
       db_->Get(rocksdb::ReadOptions(), handle(cf), rocksdb::Slice(key.data(), key.size()), &value);
@@ -156,6 +164,7 @@ Result<std::optional<std::string>> RocksKv::get(Cf cf, std::string_view key) {
 Status RocksKv::scan(Cf cf, std::string_view lower, std::string_view upper,
                      const KvVisitor& visit) {
   if (!lower.empty() && !upper.empty() && lower >= upper) return Status::ok();
+  no_perf_counters();
   // The bound slices are declared before the iterator so that they outlive it.
   const rocksdb::Slice lower_slice(lower.data(), lower.size());
   const rocksdb::Slice upper_slice(upper.data(), upper.size());
@@ -182,6 +191,7 @@ Status RocksKv::write(const KvBatch& batch) {
   if (options_.read_only || !options_.secondary_path.empty()) {
     return Status::invalid_argument("store " + dir_ + " is open read-only");
   }
+  no_perf_counters();
   rocksdb::WriteBatch write_batch;
   for (const KvOp& op : batch.ops()) {
     rocksdb::Status status = op.is_delete ? write_batch.Delete(handle(op.cf), op.key)
