@@ -50,6 +50,12 @@ Result<TxRecord> decode_tx(std::string_view bytes);
 std::string encode_event(const EventRecord& event);
 Result<EventRecord> decode_event(std::string_view bytes);
 
+// The cereal reference of the two values the direct coder handles: tests
+// check that both produce and accept the same bytes.
+std::string encode_tx_with_cereal_for_test(const TxRecord& record);
+std::string encode_event_with_cereal_for_test(const EventRecord& event);
+Result<TxRecord> decode_tx_with_cereal_for_test(std::string_view bytes);
+
 std::string encode_due_value(const DueValue& value);
 Result<DueValue> decode_due_value(std::string_view bytes);
 

@@ -1,0 +1,227 @@
+#include "storage/record_bytes.h"
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+
+namespace tarde::storage::record_bytes {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the direct coder copies integers as they are in memory");
+
+// FORMAT.md: the leading format byte, cereal's endianness flag for
+// little-endian, and the one class version of every struct.
+constexpr char kFormatByte = 0x01;
+constexpr char kLittleEndianFlag = 0x01;
+constexpr uint32_t kClassVersion = 1;
+
+template <typename T>
+void put(std::string& out, T value) {
+  char bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  out.append(bytes, sizeof(T));
+}
+
+void put_text(std::string& out, std::string_view text) {
+  put<uint64_t>(out, text.size());
+  out.append(text);
+}
+
+void put_byte(std::string& out, uint8_t value) { out.push_back(static_cast<char>(value)); }
+
+void put_policy(std::string& out, const RetryPolicy& p) {
+  put<uint32_t>(out, kClassVersion);
+  put(out, p.max_attempts);
+  put(out, p.base_ms);
+  put(out, p.factor);
+  put(out, p.cap_ms);
+  put(out, p.jitter);
+  put_byte(out, p.strict_cap ? 1 : 0);
+  put(out, p.transient_base_ms);
+  put(out, p.transient_factor);
+  put(out, p.transient_cap_ms);
+  put(out, p.max_transient);
+}
+
+// Reads from the front of a view; every read fails once the bytes run out,
+// and a failed reader stays failed.
+class Reader {
+ public:
+  explicit Reader(std::string_view bytes) : rest_(bytes) {}
+
+  template <typename T>
+  void get(T* value) {
+    if (!take(sizeof(T))) return;
+    std::memcpy(value, taken_, sizeof(T));
+  }
+  template <typename Enum>
+  void get_enum(Enum* value) {
+    uint8_t byte = 0;
+    get(&byte);
+    *value = static_cast<Enum>(byte);  // range checked by validate()
+  }
+  void get_flag(bool* value) {
+    uint8_t byte = 0;
+    get(&byte);
+    if (byte > 1) ok_ = false;
+    *value = byte == 1;
+  }
+  void get_text(std::string* text) {
+    uint64_t size = 0;
+    get(&size);
+    if (!ok_ || size > rest_.size()) {
+      ok_ = false;
+      return;
+    }
+    take(size);
+    text->assign(taken_, size);
+  }
+  void expect(char byte) {
+    if (take(1) && *taken_ != byte) ok_ = false;
+  }
+  void expect_version() {
+    uint32_t version = 0;
+    get(&version);
+    if (version != kClassVersion) ok_ = false;
+  }
+  bool done() const { return ok_ && rest_.empty(); }
+  bool ok() const { return ok_; }
+
+ private:
+  bool take(size_t count) {
+    if (!ok_ || rest_.size() < count) {
+      ok_ = false;
+      return false;
+    }
+    taken_ = rest_.data();
+    rest_.remove_prefix(count);
+    return true;
+  }
+
+  std::string_view rest_;
+  const char* taken_ = nullptr;
+  bool ok_ = true;
+};
+
+void get_policy(Reader& in, RetryPolicy* p) {
+  in.expect_version();
+  in.get(&p->max_attempts);
+  in.get(&p->base_ms);
+  in.get(&p->factor);
+  in.get(&p->cap_ms);
+  in.get(&p->jitter);
+  in.get_flag(&p->strict_cap);
+  in.get(&p->transient_base_ms);
+  in.get(&p->transient_factor);
+  in.get(&p->transient_cap_ms);
+  in.get(&p->max_transient);
+}
+
+}  // namespace
+
+void append_tx(std::string& out, const TxRecord& r) {
+  out.reserve(out.size() + 200 + r.tx_id.size() + r.queue.size() + r.reason.size() +
+              r.payload.size() + 32 * r.failures.size());
+  out.push_back(kFormatByte);
+  out.push_back(kLittleEndianFlag);
+  put<uint32_t>(out, kClassVersion);
+  put_text(out, r.tx_id);
+  put_text(out, r.queue);
+  put_byte(out, static_cast<uint8_t>(r.state));
+  put(out, r.attempt);
+  put(out, r.next_attempt);
+  put_policy(out, r.policy);
+  put(out, r.next_fire_at_ms);
+  put(out, r.deadline_at_ms);
+  put(out, r.created_at_ms);
+  put(out, r.updated_at_ms);
+  put(out, r.deliveries);
+  put(out, r.transients);
+  put_text(out, r.reason);
+  put_text(out, r.payload);
+  put(out, r.events);
+  put_byte(out, static_cast<uint8_t>(r.due_kind));
+  put(out, r.due_at_ms);
+  put(out, r.ready_at_ms);
+  put(out, r.ready_seq);
+  put_byte(out, r.dead_lettered ? 1 : 0);
+  put<uint64_t>(out, r.failures.size());
+  // cereal writes a struct's class version before its first occurrence only.
+  if (!r.failures.empty()) put<uint32_t>(out, kClassVersion);
+  for (const DeliveryFailure& failure : r.failures) {
+    put(out, failure.at_ms);
+    put_text(out, failure.reason);
+  }
+}
+
+void append_event(std::string& out, const EventRecord& e) {
+  out.reserve(out.size() + 48 + e.cause.size() + e.reason.size());
+  out.push_back(kFormatByte);
+  out.push_back(kLittleEndianFlag);
+  put<uint32_t>(out, kClassVersion);
+  put(out, e.at_ms);
+  put_byte(out, static_cast<uint8_t>(e.from));
+  put_byte(out, static_cast<uint8_t>(e.to));
+  put(out, e.attempt);
+  put(out, e.next_attempt);
+  put_text(out, e.cause);
+  put_text(out, e.reason);
+}
+
+bool read_tx(std::string_view bytes, TxRecord* r) {
+  Reader in(bytes);
+  in.expect(kFormatByte);
+  in.expect(kLittleEndianFlag);
+  in.expect_version();
+  in.get_text(&r->tx_id);
+  in.get_text(&r->queue);
+  in.get_enum(&r->state);
+  in.get(&r->attempt);
+  in.get(&r->next_attempt);
+  get_policy(in, &r->policy);
+  in.get(&r->next_fire_at_ms);
+  in.get(&r->deadline_at_ms);
+  in.get(&r->created_at_ms);
+  in.get(&r->updated_at_ms);
+  in.get(&r->deliveries);
+  in.get(&r->transients);
+  in.get_text(&r->reason);
+  in.get_text(&r->payload);
+  in.get(&r->events);
+  in.get_enum(&r->due_kind);
+  in.get(&r->due_at_ms);
+  in.get(&r->ready_at_ms);
+  in.get(&r->ready_seq);
+  in.get_flag(&r->dead_lettered);
+  uint64_t count = 0;
+  in.get(&count);
+  r->failures.clear();
+  if (in.ok() && count > 0) in.expect_version();
+  // Each failure takes at least 16 bytes: a corrupt count fails here, not
+  // in a huge allocation.
+  for (uint64_t i = 0; in.ok() && i < count; ++i) {
+    DeliveryFailure failure;
+    in.get(&failure.at_ms);
+    in.get_text(&failure.reason);
+    r->failures.push_back(std::move(failure));
+  }
+  return in.done();
+}
+
+bool read_event(std::string_view bytes, EventRecord* e) {
+  Reader in(bytes);
+  in.expect(kFormatByte);
+  in.expect(kLittleEndianFlag);
+  in.expect_version();
+  in.get(&e->at_ms);
+  in.get_enum(&e->from);
+  in.get_enum(&e->to);
+  in.get(&e->attempt);
+  in.get(&e->next_attempt);
+  in.get_text(&e->cause);
+  in.get_text(&e->reason);
+  return in.done();
+}
+
+}  // namespace tarde::storage::record_bytes

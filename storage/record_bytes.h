@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "storage/records.h"
+
+// Direct writers and readers of the two values every transition touches
+// (TxRecord and EventRecord), byte for byte the cereal layout of
+// storage/FORMAT.md with the little-endian flag. They exist because going
+// through cereal's archives cost more than the rest of a transition's
+// storage work; storage/codec.cc stays the reference and the only public
+// entry point. Pure functions; any thread.
+namespace tarde::storage::record_bytes {
+
+// Appends the whole value (format byte included). Requires: validate(record).
+void append_tx(std::string& out, const TxRecord& record);
+void append_event(std::string& out, const EventRecord& event);
+
+// Reads a value written with the little-endian flag. Returns false for
+// anything else, well-formed or not (big-endian flag, unknown version,
+// truncation, trailing bytes, a bool that is not 0 or 1): the caller then
+// decodes with cereal, which gives the authoritative answer and error. On
+// true the record is complete but not yet validated.
+bool read_tx(std::string_view bytes, TxRecord* record);
+bool read_event(std::string_view bytes, EventRecord* event);
+
+}  // namespace tarde::storage::record_bytes
