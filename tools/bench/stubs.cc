@@ -2,10 +2,6 @@
 #include "tools/bench/report.h"
 #include "tools/bench/workloads.h"
 namespace tarde::bench {
-std::unique_ptr<QueueClient> make_beanstalkd_client(EventLoop*, const Target&, int) { return nullptr; }
-std::unique_ptr<QueueClient> make_redis_client(EventLoop*, const Target&, int) { return nullptr; }
-std::unique_ptr<Background> make_redis_mover(EventLoop*, const Target&) { return nullptr; }
-std::unique_ptr<QueueClient> make_postgres_client(EventLoop*, const Target&, int) { return nullptr; }
 int run_w2_deferred(const Options&) { return 2; }
 int run_w3_burst(const Options&) { return 2; }
 int run_w4_load(const Options&) { return 2; }
