@@ -57,6 +57,7 @@ void EventLoop::run(const std::function<bool()>& done) {
   // Events handled per epoll_wait: enough for every connection of a run.
   constexpr int kEventsPerWait = 256;
   epoll_event events[kEventsPerWait];
+  if (!error_.empty()) return;  // a failed loop stays failed
   stopped_ = false;
   while (!stopped_ && !done()) {
     // Microsecond timeouts (epoll_pwait2), so a timer-driven poller of a

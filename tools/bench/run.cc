@@ -86,10 +86,12 @@ bool Run::drive(const std::function<bool()>& done, std::chrono::milliseconds tim
   const auto deadline = SteadyClock::now() + timeout;
   loop_.run([&] { return done() || SteadyClock::now() >= deadline; });
   if (loop_.failed()) {
+    if (quiet_) return false;
     progress(std::string("FAILED during ") + what + ": " + loop_.error());
     return false;
   }
   if (!done()) {
+    if (quiet_) return false;
     progress(std::string("FAILED: ") + what + " did not finish in time");
     return false;
   }

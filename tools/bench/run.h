@@ -68,6 +68,9 @@ class Run {
   // Emits p50/p99 of the four operations (those with samples).
   void emit_latencies();
 
+  // Failures of drive() are not printed (a restart probe expects some).
+  void set_quiet(bool quiet) { quiet_ = quiet; }
+
   // Prints a progress line on stderr.
   void progress(const std::string& line) const;
 
@@ -75,6 +78,7 @@ class Run {
   static int64_t micros_since(SteadyClock::time_point start);
 
   Options options_;
+  bool quiet_ = false;
   EventLoop loop_;
   Ledger ledger_;
   std::vector<std::unique_ptr<QueueClient>> clients_;

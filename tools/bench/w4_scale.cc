@@ -8,6 +8,7 @@
 //   reply), reserves until the overdue probe comes out (time to first
 //   firing), completes it and checks that the backlog is all still there.
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "tools/bench/loops.h"
@@ -94,15 +95,20 @@ int run_w4_restart(const Options& given) {
   std::unique_ptr<Run> run;
   while (true) {
     run = std::make_unique<Run>(options);
+    run->set_quiet(true);
     if (run->open(1)) {
       bool answered = false;
       run->client(0).ping([&] { answered = true; });
       if (run->drive([&] { return answered; }, std::chrono::seconds(10), "ping")) break;
     }
-    if (SteadyClock::now() > give_up) return 1;
+    if (SteadyClock::now() > give_up) {
+      std::fprintf(stderr, "w4-restart: the server did not answer in time\n");
+      return 1;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   const double first_reply_ms = ms_since_ns(options.since_ns);
+  run->set_quiet(false);
   std::optional<Job> probe;
   std::function<void()> try_reserve = [&] {
     run->client(0).reserve(1000, [&](std::optional<Job> job) {
