@@ -63,8 +63,9 @@ bool Ledger::check(const char* workload, uint32_t handouts, uint32_t defers,
   uint64_t first_wrong = 0;
   for (uint64_t n = 1; n < records_.size(); ++n) {
     const Record& r = records_[n];
-    const bool ok = (handouts == 0 ? r.handouts >= 1 : r.handouts == handouts) &&
-                    (defers == 0 || r.defers == defers) && r.completed == completed;
+    const bool ok = (handouts == kAnyCount || r.handouts == handouts) &&
+                    (defers == kAnyCount || r.defers == defers) && r.completed == completed &&
+                    !r.held;
     if (!ok && wrong++ == 0) first_wrong = n;
   }
   std::fprintf(stderr,

@@ -37,9 +37,10 @@ class Ledger {
   // when a system hands out early by our estimate).
   std::vector<int64_t>& lateness_us() { return lateness_us_; }
 
-  // Checks every job: handed out `handouts` times (or at least once if
-  // handouts is 0), deferred `defers` times, completed or not; prints one
-  // line and returns whether all matched.
+  // Checks every job: handed out `handouts` times (any number if
+  // kAnyCount), deferred `defers` times (any if kAnyCount), completed or
+  // not; prints one line and returns whether all matched.
+  static constexpr uint32_t kAnyCount = UINT32_MAX;
   bool check(const char* workload, uint32_t handouts, uint32_t defers, bool completed) const;
 
  private:
