@@ -82,7 +82,8 @@ int64_t memory_bytes(int pid) {
   return kb * 1024;
 }
 
-int64_t disk_bytes(const std::string& path) {
+// Sums allocated blocks or file lengths of everything under path.
+static int64_t sum_under(const std::string& path, bool allocated) {
   if (path.empty()) return 0;
   int64_t bytes = 0;
   std::error_code ec;
@@ -90,9 +91,14 @@ int64_t disk_bytes(const std::string& path) {
        it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) break;
     struct stat st {};
-    if (::lstat(it->path().c_str(), &st) == 0) bytes += static_cast<int64_t>(st.st_blocks) * 512;
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    bytes += allocated ? static_cast<int64_t>(st.st_blocks) * 512
+                       : (S_ISREG(st.st_mode) ? static_cast<int64_t>(st.st_size) : 0);
   }
   return bytes;
 }
+
+int64_t disk_bytes(const std::string& path) { return sum_under(path, true); }
+int64_t data_bytes(const std::string& path) { return sum_under(path, false); }
 
 }  // namespace tarde::bench

@@ -18,5 +18,8 @@ int64_t memory_bytes(int pid);
 
 // Bytes allocated on disk under `path` (st_blocks × 512); 0 if empty path.
 int64_t disk_bytes(const std::string& path);
+// The files' lengths under `path` (st_size): what they hold, without space
+// preallocated for them (RocksDB preallocates its WAL).
+int64_t data_bytes(const std::string& path);
 
 }  // namespace tarde::bench

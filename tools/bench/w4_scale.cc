@@ -84,6 +84,7 @@ int run_w4_load(const Options& given) {
   if (!options.data_dir.empty()) {
     sink.emit("disk_mb", static_cast<double>(disk_loaded) / kMiB, "MiB");
     sink.emit("disk_growth_mb", static_cast<double>(disk_loaded - disk_before) / kMiB, "MiB");
+    sink.emit("data_mb", static_cast<double>(data_bytes(options.data_dir)) / kMiB, "MiB");
   }
   return 0;
 }

@@ -71,6 +71,7 @@ int run_w5_churn(const Options& options) {
     sink.emit("disk_first_sample_mb", first_mb, "MiB");
     sink.emit("disk_end_mb", final_mb, "MiB");
     sink.emit("disk_end_over_first", first_mb > 0 ? final_mb / first_mb : 0, "x");
+    sink.emit("data_end_mb", static_cast<double>(data_bytes(options.data_dir)) / kMiB, "MiB");
   }
   return 0;
 }
