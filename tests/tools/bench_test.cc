@@ -59,14 +59,14 @@ TEST_CASE("tarde-bench workloads check every job and print their figures") {
   CHECK(has(w1, "\tcycles_per_s\t"));
   results += w1.out;
 
-  const Ran old_usage = bench("cycle --connections 2 --seconds 1 --port " +
-                              std::to_string(server.port()));
+  const Ran old_usage =
+      bench("cycle --connections 2 --seconds 1 --port " + std::to_string(server.port()));
   INFO(old_usage.out);
   CHECK(old_usage.status == 0);
   CHECK(has(old_usage, "\tcycles_per_s\t"));
 
-  const Ran w2 = bench("w2 --rate 100 --connections 4 --seconds 1.5 --delay-ms 300" +
-                       target(server));
+  const Ran w2 =
+      bench("w2 --rate 100 --connections 4 --seconds 1.5 --delay-ms 300" + target(server));
   INFO(w2.out);
   CHECK(w2.status == 0);
   CHECK(has(w2, "0 jobs not as expected"));
@@ -79,8 +79,10 @@ TEST_CASE("tarde-bench workloads check every job and print their figures") {
   CHECK(has(w3, "\tdrain_s\t"));
   CHECK(has(w3, "\trss_peak_mb\t"));
 
-  const Ran w5 = bench("w5 --count 100 --connections 4 --seconds 1 --sample-s 0.5 --delay-ms 100 "
-                       "--queue churn" + target(server));
+  const Ran w5 = bench(
+      "w5 --count 100 --connections 4 --seconds 1 --sample-s 0.5 --delay-ms 100 "
+      "--queue churn" +
+      target(server));
   INFO(w5.out);
   CHECK(w5.status == 0);
   CHECK(has(w5, "\tdisk_end_mb\t"));
@@ -107,8 +109,8 @@ TEST_CASE("tarde-bench w4 finds the whole backlog and the overdue probe after ki
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
   server.restart();
-  const Ran restart = bench("w4-restart --count 200 --since-ns " + std::to_string(since) +
-                            target(server));
+  const Ran restart =
+      bench("w4-restart --count 200 --since-ns " + std::to_string(since) + target(server));
   INFO(restart.out);
   CHECK(restart.status == 0);
   CHECK(has(restart, "\trestart_first_fire_ms\t"));

@@ -17,7 +17,9 @@ namespace {
 // far above any answer time of a run.
 constexpr int kTimeToRunSeconds = 600;
 
-int64_t whole_seconds_up(int64_t micros) { return micros <= 0 ? 0 : (micros + 999'999) / 1'000'000; }
+int64_t whole_seconds_up(int64_t micros) {
+  return micros <= 0 ? 0 : (micros + 999'999) / 1'000'000;
+}
 
 class BeanstalkdClient : public QueueClient {
  public:
@@ -53,7 +55,8 @@ class BeanstalkdClient : public QueueClient {
                         return head->bytes;
                       }
                       const auto words = split_words(head->text);
-                      const int64_t bytes = words.size() == 3 ? parse_int(words[2]).value_or(-1) : -1;
+                      const int64_t bytes =
+                          words.size() == 3 ? parse_int(words[2]).value_or(-1) : -1;
                       if (words.empty() || words[0] != "RESERVED" || bytes < 0) {
                         loop_->fail("beanstalkd: reserve got: " + std::string(head->text));
                         return head->bytes;
@@ -85,24 +88,26 @@ class BeanstalkdClient : public QueueClient {
   }
 
   void pending(Count done) override {
-    stream_.request("stats-tube " + target_.queue + "\r\n",
-                    [this, done](std::string_view input) -> size_t {
-                      const auto head = first_line(input);
-                      if (!head) return 0;
-                      const auto words = split_words(head->text);
-                      const int64_t bytes = words.size() == 2 ? parse_int(words[1]).value_or(-1) : -1;
-                      if (words.empty() || words[0] != "OK" || bytes < 0) {
-                        loop_->fail("beanstalkd: stats-tube got: " + std::string(head->text));
-                        return head->bytes;
-                      }
-                      const size_t total = head->bytes + static_cast<size_t>(bytes) + 2;
-                      if (input.size() < total) return 0;
-                      done(sum_current_jobs(input.substr(head->bytes, bytes)));
-                      return total;
-                    });
+    stream_.request(
+        "stats-tube " + target_.queue + "\r\n", [this, done](std::string_view input) -> size_t {
+          const auto head = first_line(input);
+          if (!head) return 0;
+          const auto words = split_words(head->text);
+          const int64_t bytes = words.size() == 2 ? parse_int(words[1]).value_or(-1) : -1;
+          if (words.empty() || words[0] != "OK" || bytes < 0) {
+            loop_->fail("beanstalkd: stats-tube got: " + std::string(head->text));
+            return head->bytes;
+          }
+          const size_t total = head->bytes + static_cast<size_t>(bytes) + 2;
+          if (input.size() < total) return 0;
+          done(sum_current_jobs(input.substr(head->bytes, bytes)));
+          return total;
+        });
   }
 
-  void ping(Done done) override { line("list-tube-used", "USING", [done](auto&) { done(); }); }
+  void ping(Done done) override {
+    line("list-tube-used", "USING", [done](auto&) { done(); });
+  }
 
  private:
   // Adds the `current-jobs-*` counts of a stats-tube YAML body.
@@ -125,19 +130,19 @@ class BeanstalkdClient : public QueueClient {
 
   void line(const std::string& request, std::string expect,
             std::function<void(const std::vector<std::string_view>&)> on_reply) {
-    stream_.request(request + "\r\n",
-                    [this, expect = std::move(expect), on_reply](std::string_view input) -> size_t {
-                      const auto head = first_line(input);
-                      if (!head) return 0;
-                      const auto words = split_words(head->text);
-                      if (words.empty() || words[0] != expect) {
-                        loop_->fail("beanstalkd: expected " + expect + ", got: " +
-                                    std::string(head->text));
-                        return head->bytes;
-                      }
-                      on_reply(words);
-                      return head->bytes;
-                    });
+    stream_.request(
+        request + "\r\n",
+        [this, expect = std::move(expect), on_reply](std::string_view input) -> size_t {
+          const auto head = first_line(input);
+          if (!head) return 0;
+          const auto words = split_words(head->text);
+          if (words.empty() || words[0] != expect) {
+            loop_->fail("beanstalkd: expected " + expect + ", got: " + std::string(head->text));
+            return head->bytes;
+          }
+          on_reply(words);
+          return head->bytes;
+        });
   }
 
   EventLoop* loop_;

@@ -52,8 +52,9 @@ class PostgresClient : public QueueClient, public FdHandler {
   }
 
   void open(bool first, Done done) override {
-    const std::string info = "host=" + target_.host + " port=" + std::to_string(target_.port) +
-                             " user=postgres dbname=postgres options='-c client_min_messages=warning'";
+    const std::string info =
+        "host=" + target_.host + " port=" + std::to_string(target_.port) +
+        " user=postgres dbname=postgres options='-c client_min_messages=warning'";
     conn_ = PQconnectdb(info.c_str());
     if (PQstatus(conn_) != CONNECTION_OK) return fail("connect");
     if (first && !exec_blocking(kSchema)) return;
@@ -70,8 +71,8 @@ class PostgresClient : public QueueClient, public FdHandler {
 
   void enqueue(uint64_t number, int64_t due_us, Announced done) override {
     const int64_t due_ms = due_us > 0 ? (due_us + 999) / 1000 : wall_now_us() / 1000;
-    send("enqueue", {id_of(number), job_payload(number, target_.payload_bytes),
-                     std::to_string(due_ms)},
+    send("enqueue",
+         {id_of(number), job_payload(number, target_.payload_bytes), std::to_string(due_ms)},
          [done, due_us, due_ms](PGresult*) { done(due_us > 0 ? due_ms * 1000 : 0); });
   }
 
@@ -95,9 +96,7 @@ class PostgresClient : public QueueClient, public FdHandler {
   }
 
   void pending(Count done) override {
-    send("pending", {}, [done](PGresult* result) {
-      done(std::stoll(PQgetvalue(result, 0, 0)));
-    });
+    send("pending", {}, [done](PGresult* result) { done(std::stoll(PQgetvalue(result, 0, 0))); });
   }
 
   void ping(Done done) override {
@@ -188,7 +187,9 @@ class PostgresClient : public QueueClient, public FdHandler {
     loop_->fail(name_ + ": " + what + ": " + PQerrorMessage(conn_));
   }
 
-  std::string id_of(uint64_t number) const { return target_.run_tag + "-" + std::to_string(number); }
+  std::string id_of(uint64_t number) const {
+    return target_.run_tag + "-" + std::to_string(number);
+  }
 
   EventLoop* loop_;
   Target target_;

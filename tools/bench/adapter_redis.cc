@@ -50,8 +50,8 @@ class RespChannel {
                       const size_t used = resp_parse(input, &value);
                       if (used == 0) return 0;
                       if (used == SIZE_MAX || value.type == '-') {
-                        loop_->fail(name_ + ": " + what + " failed: " +
-                                    (used == SIZE_MAX ? "bad reply" : value.text));
+                        loop_->fail(name_ + ": " + what +
+                                    " failed: " + (used == SIZE_MAX ? "bad reply" : value.text));
                         return used == SIZE_MAX ? input.size() : used;
                       }
                       on_reply(value);
@@ -68,8 +68,11 @@ class RespChannel {
 class RedisClient : public QueueClient {
  public:
   RedisClient(EventLoop* loop, const Target& target, int index)
-      : loop_(loop), target_(target), channel_(loop, "redis#" + std::to_string(index)),
-        delayed_(target.queue + ":delayed"), ready_(target.queue + ":ready"),
+      : loop_(loop),
+        target_(target),
+        channel_(loop, "redis#" + std::to_string(index)),
+        delayed_(target.queue + ":delayed"),
+        ready_(target.queue + ":ready"),
         active_(target.queue + ":active") {}
 
   void open(bool, Done done) override {
@@ -118,12 +121,12 @@ class RedisClient : public QueueClient {
 
   void defer(const Job& job, int64_t delay_ms, bool, Announced done) override {
     const int64_t due_ms = due_ms_of(wall_now_us()) + delay_ms;
-    channel_.call({"EVALSHA", defer_sha_, "2", active_, delayed_, job.handle,
-                   std::to_string(due_ms)},
-                  [this, done, due_ms](const RespValue& moved) {
-                    if (moved.integer != 1) return loop_->fail("redis: deferral found no job");
-                    done(due_ms * 1000);
-                  });
+    channel_.call(
+        {"EVALSHA", defer_sha_, "2", active_, delayed_, job.handle, std::to_string(due_ms)},
+        [this, done, due_ms](const RespValue& moved) {
+          if (moved.integer != 1) return loop_->fail("redis: deferral found no job");
+          done(due_ms * 1000);
+        });
   }
 
   void pending(Count done) override {
@@ -150,8 +153,11 @@ class RedisClient : public QueueClient {
 class RedisMover : public Background {
  public:
   RedisMover(EventLoop* loop, const Target& target)
-      : loop_(loop), target_(target), channel_(loop, "redis-mover"),
-        delayed_(target.queue + ":delayed"), ready_(target.queue + ":ready") {
+      : loop_(loop),
+        target_(target),
+        channel_(loop, "redis-mover"),
+        delayed_(target.queue + ":delayed"),
+        ready_(target.queue + ":ready") {
     if (!channel_.connect(target_)) return;
     channel_.call({"SCRIPT", "LOAD", kMoveScript}, [this](const RespValue& sha) {
       move_sha_ = sha.text;
@@ -162,8 +168,7 @@ class RedisMover : public Background {
  private:
   void move() {
     const std::string now_ms = std::to_string(wall_now_us() / 1000);
-    channel_.call({"EVALSHA", move_sha_, "2", delayed_, ready_, now_ms,
-                   std::to_string(kMoveBatch)},
+    channel_.call({"EVALSHA", move_sha_, "2", delayed_, ready_, now_ms, std::to_string(kMoveBatch)},
                   [this](const RespValue& reply) {
                     if (reply.elements.size() != 2) return loop_->fail("redis: mover reply");
                     if (reply.elements[0].integer == kMoveBatch) return move();

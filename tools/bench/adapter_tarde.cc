@@ -3,10 +3,9 @@
 // dispatcher skips SENT), a deferral is RESPOND CANCELLED (or TRANSIENT)
 // with retry_after, and the announced due time is the next_fire_at of the
 // reply.
-#include "tools/bench/adapters.h"
-
 #include <string>
 
+#include "tools/bench/adapters.h"
 #include "tools/bench/stream.h"
 #include "tools/bench/text_reply.h"
 
@@ -118,26 +117,28 @@ class TardeClient : public QueueClient {
     });
   }
 
-  void ping(Done done) override { line("PING", "PONG", [done](auto&) { done(); }); }
+  void ping(Done done) override {
+    line("PING", "PONG", [done](auto&) { done(); });
+  }
 
  private:
   // Sends one request line and expects a one-line reply whose first word is
   // `expect`; anything else fails the run.
   void line(const std::string& request, std::string expect,
             std::function<void(const std::vector<std::string_view>&)> on_reply) {
-    stream_.request(request + "\r\n",
-                    [this, expect = std::move(expect), on_reply](std::string_view input) -> size_t {
-                      const auto head = first_line(input);
-                      if (!head) return 0;
-                      const auto words = split_words(head->text);
-                      if (words.empty() || words[0] != expect) {
-                        loop_->fail("tarde: expected " + expect + ", got: " +
-                                    std::string(head->text));
-                        return head->bytes;
-                      }
-                      on_reply(words);
-                      return head->bytes;
-                    });
+    stream_.request(
+        request + "\r\n",
+        [this, expect = std::move(expect), on_reply](std::string_view input) -> size_t {
+          const auto head = first_line(input);
+          if (!head) return 0;
+          const auto words = split_words(head->text);
+          if (words.empty() || words[0] != expect) {
+            loop_->fail("tarde: expected " + expect + ", got: " + std::string(head->text));
+            return head->bytes;
+          }
+          on_reply(words);
+          return head->bytes;
+        });
   }
 
   // Transaction ids carry the run's tag, so runs against one server never

@@ -13,7 +13,6 @@ std::unique_ptr<QueueClient> make_beanstalkd_client(EventLoop* loop, const Targe
                                                     int index);
 std::unique_ptr<QueueClient> make_redis_client(EventLoop* loop, const Target& target, int index);
 std::unique_ptr<Background> make_redis_mover(EventLoop* loop, const Target& target);
-std::unique_ptr<QueueClient> make_postgres_client(EventLoop* loop, const Target& target,
-                                                  int index);
+std::unique_ptr<QueueClient> make_postgres_client(EventLoop* loop, const Target& target, int index);
 
 }  // namespace tarde::bench

@@ -57,8 +57,7 @@ bool Ledger::completed(uint64_t number) {
   return true;
 }
 
-bool Ledger::check(const char* workload, uint32_t handouts, uint32_t defers,
-                   bool completed) const {
+bool Ledger::check(const char* workload, uint32_t handouts, uint32_t defers, bool completed) const {
   uint64_t wrong = 0;
   uint64_t first_wrong = 0;
   for (uint64_t n = 1; n < records_.size(); ++n) {

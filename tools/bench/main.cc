@@ -37,24 +37,42 @@ bool parse_flags(const std::vector<std::string>& args, Options* o) {
     const std::string& flag = args[i];
     const std::string& value = args[i + 1];
     const double number = std::strtod(value.c_str(), nullptr);
-    if (flag == "--system") o->target.system = value;
-    else if (flag == "--label") o->label = value;
-    else if (flag == "--host") o->target.host = value;
-    else if (flag == "--port") o->target.port = static_cast<uint16_t>(number);
-    else if (flag == "--queue") o->target.queue = value;
-    else if (flag == "--payload") o->target.payload_bytes = static_cast<size_t>(number);
-    else if (flag == "--poll-ms") o->target.poll_interval_ms = static_cast<int>(number);
-    else if (flag == "--claim-batch") o->target.claim_batch = std::max(1, static_cast<int>(number));
-    else if (flag == "--connections") o->connections = std::max(1, static_cast<int>(number));
-    else if (flag == "--seconds") o->seconds = number;
-    else if (flag == "--server-pid") o->server_pid = static_cast<int>(number);
-    else if (flag == "--data-dir") o->data_dir = value;
-    else if (flag == "--rate") o->rate = number;
-    else if (flag == "--count") o->count = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--delay-ms") o->delay_ms = static_cast<int64_t>(number);
-    else if (flag == "--sample-s") o->sample_seconds = number;
-    else if (flag == "--since-ns") o->since_ns = std::strtoll(value.c_str(), nullptr, 10);
-    else return false;
+    if (flag == "--system")
+      o->target.system = value;
+    else if (flag == "--label")
+      o->label = value;
+    else if (flag == "--host")
+      o->target.host = value;
+    else if (flag == "--port")
+      o->target.port = static_cast<uint16_t>(number);
+    else if (flag == "--queue")
+      o->target.queue = value;
+    else if (flag == "--payload")
+      o->target.payload_bytes = static_cast<size_t>(number);
+    else if (flag == "--poll-ms")
+      o->target.poll_interval_ms = static_cast<int>(number);
+    else if (flag == "--claim-batch")
+      o->target.claim_batch = std::max(1, static_cast<int>(number));
+    else if (flag == "--connections")
+      o->connections = std::max(1, static_cast<int>(number));
+    else if (flag == "--seconds")
+      o->seconds = number;
+    else if (flag == "--server-pid")
+      o->server_pid = static_cast<int>(number);
+    else if (flag == "--data-dir")
+      o->data_dir = value;
+    else if (flag == "--rate")
+      o->rate = number;
+    else if (flag == "--count")
+      o->count = std::strtoull(value.c_str(), nullptr, 10);
+    else if (flag == "--delay-ms")
+      o->delay_ms = static_cast<int64_t>(number);
+    else if (flag == "--sample-s")
+      o->sample_seconds = number;
+    else if (flag == "--since-ns")
+      o->since_ns = std::strtoll(value.c_str(), nullptr, 10);
+    else
+      return false;
   }
   return o->target.port != 0;
 }
@@ -74,8 +92,8 @@ int main(int argc, char** argv) {
   options.target.run_tag = std::to_string(tarde::bench::wall_now_us() / 1000);
   using Runner = int (*)(const Options&);
   const std::map<std::string, Runner> runners = {
-      {"w1", tarde::bench::run_w1_cycle},        {"w2", tarde::bench::run_w2_deferred},
-      {"w3", tarde::bench::run_w3_burst},        {"w4-load", tarde::bench::run_w4_load},
+      {"w1", tarde::bench::run_w1_cycle},           {"w2", tarde::bench::run_w2_deferred},
+      {"w3", tarde::bench::run_w3_burst},           {"w4-load", tarde::bench::run_w4_load},
       {"w4-restart", tarde::bench::run_w4_restart}, {"w5", tarde::bench::run_w5_churn}};
   const auto runner = runners.find(options.workload);
   if (runner == runners.end()) return usage();

@@ -74,7 +74,8 @@ double cpu_seconds(int pid) {
 int64_t memory_bytes(int pid) {
   if (pid <= 0) return 0;
   const auto tree = process_tree(pid);
-  if (tree.size() == 1) return status_field_kb("/proc/" + std::to_string(pid) + "/status", "VmRSS:") * 1024;
+  if (tree.size() == 1)
+    return status_field_kb("/proc/" + std::to_string(pid) + "/status", "VmRSS:") * 1024;
   int64_t kb = 0;
   for (int member : tree) {
     kb += status_field_kb("/proc/" + std::to_string(member) + "/smaps_rollup", "Pss:");

@@ -79,8 +79,8 @@ int print_report(const std::string& path) {
     std::getline(fields, metric, '\t');
     std::getline(fields, value, '\t');
     std::getline(fields, unit, '\t');
-    const std::string title = workload + ", " + connections + " connection" +
-                              (connections == "1" ? "" : "s");
+    const std::string title =
+        workload + ", " + connections + " connection" + (connections == "1" ? "" : "s");
     add_unique(&order, title);
     Table& table = tables[title];
     if (system == "tarde" && (table.systems.empty() || table.systems[0] != "tarde")) {

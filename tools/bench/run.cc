@@ -8,7 +8,8 @@ Run::Run(const Options& options) : options_(options) {}
 Run::~Run() = default;
 
 ResultSink Run::sink() const {
-  return ResultSink{options_.workload, options_.label.empty() ? options_.target.system : options_.label,
+  return ResultSink{options_.workload,
+                    options_.label.empty() ? options_.target.system : options_.label,
                     options_.connections};
 }
 

@@ -21,7 +21,7 @@ namespace tarde::bench {
 struct Options {
   std::string workload;
   Target target;
-  std::string label;           // how the system is named in the table (redis-always, ...)
+  std::string label;  // how the system is named in the table (redis-always, ...)
   int connections = 16;
   double seconds = 10;         // measured duration
   int server_pid = 0;          // for CPU and memory figures; 0 = not measured
@@ -33,6 +33,7 @@ struct Options {
   int64_t since_ns = 0;        // W4 restart: when the server process was started (epoch ns)
 };
 
+// The operations whose latency a run records, one sample list each.
 enum class Op { kEnqueue, kReserve, kComplete, kDefer };
 
 class Run {

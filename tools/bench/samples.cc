@@ -10,7 +10,8 @@ int64_t percentile(std::vector<int64_t>& values, double p) {
   if (values.empty()) return 0;
   const size_t index =
       std::min(values.size() - 1, static_cast<size_t>(p * static_cast<double>(values.size())));
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index), values.end());
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(index),
+                   values.end());
   return values[index];
 }
 

@@ -72,9 +72,7 @@ void Stream::flush() {
   }
 }
 
-void Stream::update_interest() {
-  loop_->watch(fd_, EPOLLIN | (want_write_ ? EPOLLOUT : 0u), this);
-}
+void Stream::update_interest() { loop_->watch(fd_, EPOLLIN | (want_write_ ? EPOLLOUT : 0u), this); }
 
 void Stream::on_ready(uint32_t epoll_events) {
   if (epoll_events & EPOLLOUT) flush();

@@ -61,8 +61,7 @@ int run_w1_cycle(const Options& options) {
     return true;
   };
   if (!run.drive(all_idle, measure + std::chrono::seconds(30), "W1 cycles")) return 1;
-  const double elapsed =
-      std::chrono::duration<double>(SteadyClock::now() - start).count();
+  const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
   uint64_t cycles = 0;
   for (auto& loop : loops) cycles += loop->cycles();
   const bool ledger_ok = run.ledger().check("w1", 1, 0, true);

@@ -99,8 +99,8 @@ class Producer {
 
 int run_w2_deferred(const Options& given) {
   Options options = given;
-  options.workload = given.rate > 0 ? "w2-rate" + std::to_string(static_cast<int>(given.rate))
-                                    : "w2-overload";
+  options.workload =
+      given.rate > 0 ? "w2-rate" + std::to_string(static_cast<int>(given.rate)) : "w2-overload";
   Run run(options);
   const bool paced = options.rate > 0;
   if (!run.open(options.connections + (paced ? kProducers : 0))) return 1;
@@ -115,8 +115,9 @@ int run_w2_deferred(const Options& given) {
   for (int p = 0; paced && p < kProducers; ++p) {
     producers.push_back(std::make_unique<Producer>(&s, options.connections + p));
   }
-  run.progress("running " + std::to_string(options.seconds) + " s" +
-               (paced ? " at " + std::to_string(options.rate) + " new transactions/s" : " flat out"));
+  run.progress(
+      "running " + std::to_string(options.seconds) + " s" +
+      (paced ? " at " + std::to_string(options.rate) + " new transactions/s" : " flat out"));
   const double cpu_start = cpu_seconds(options.server_pid);
   s.start = SteadyClock::now();
   for (auto& w : workers) w->start();
@@ -166,7 +167,9 @@ int run_w2_deferred(const Options& given) {
     return 1;
   }
   const auto sink = run.sink();
-  if (paced) sink.emit("new_per_s_achieved", static_cast<double>(run.ledger().jobs()) / options.seconds, "1/s");
+  if (paced)
+    sink.emit("new_per_s_achieved", static_cast<double>(run.ledger().jobs()) / options.seconds,
+              "1/s");
   sink.emit("retries_per_s", static_cast<double>(retries_in_window) / window_s, "1/s");
   emit_percentiles(sink, "lateness", run.ledger().lateness_us(), true);
   if (options.server_pid > 0 && retries_in_window > 0) {

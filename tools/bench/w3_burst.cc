@@ -21,22 +21,25 @@ constexpr double kMiB = 1024.0 * 1024.0;
 double calibrate_enqueue_rate(Run& run) {
   Ledger& ledger = run.ledger();
   bool calibrating = true;
-  Loops calibrate(&run, [&] { return calibrating; }, [&](int c, std::function<void()> next) {
-    run.enqueue(c, ledger.add(), 0, [next](int64_t) { next(); });
-  });
+  Loops calibrate(
+      &run, [&] { return calibrating; },
+      [&](int c, std::function<void()> next) {
+        run.enqueue(c, ledger.add(), 0, [next](int64_t) { next(); });
+      });
   run.loop().after(std::chrono::seconds(1), [&] { calibrating = false; });
   calibrate.start();
   if (!run.drive([&] { return calibrate.idle(); }, std::chrono::seconds(30), "calibration")) {
     return 0;
   }
   const double enqueue_rate = static_cast<double>(ledger.jobs());
-  Loops drain(&run, [&] { return ledger.completions() < ledger.jobs(); },
-              [&](int c, std::function<void()> next) {
-                run.reserve(c, 200, [&, c, next](std::optional<Job> job) {
-                  if (!job) return next();
-                  run.complete(c, *job, next);
-                });
-              });
+  Loops drain(
+      &run, [&] { return ledger.completions() < ledger.jobs(); },
+      [&](int c, std::function<void()> next) {
+        run.reserve(c, 200, [&, c, next](std::optional<Job> job) {
+          if (!job) return next();
+          run.complete(c, *job, next);
+        });
+      });
   drain.start();
   if (!run.drive([&] { return drain.idle(); }, std::chrono::seconds(60), "calibration drain")) {
     return 0;
@@ -48,14 +51,16 @@ double calibrate_enqueue_rate(Run& run) {
 bool load_burst(Run& run, uint64_t count, int64_t due_us) {
   Ledger& ledger = run.ledger();
   uint64_t loaded = 0;
-  Loops load(&run, [&] { return loaded < count; }, [&](int c, std::function<void()> next) {
-    loaded += 1;
-    const uint64_t number = ledger.add();
-    run.enqueue(c, number, due_us, [&, number, next](int64_t announced) {
-      ledger.announce(number, announced);
-      next();
-    });
-  });
+  Loops load(
+      &run, [&] { return loaded < count; },
+      [&](int c, std::function<void()> next) {
+        loaded += 1;
+        const uint64_t number = ledger.add();
+        run.enqueue(c, number, due_us, [&, number, next](int64_t announced) {
+          ledger.announce(number, announced);
+          next();
+        });
+      });
   load.start();
   const auto to_due = std::chrono::microseconds(due_us - wall_now_us());
   const auto limit =
@@ -89,16 +94,18 @@ bool drain_burst(Run& run, Drained* seen) {
   const int pid = run.options().server_pid;
   const auto alive = std::make_shared<bool>(true);
   if (pid > 0) MemorySampler{&run, pid, &seen->memory_peak, alive}();
-  Loops burst(&run, [&] { return ledger.completions() < ledger.jobs(); },
-              [&](int c, std::function<void()> next) {
-                run.reserve(c, 1000, [&, c, next](std::optional<Job> job) {
-                  if (!job) return next();
-                  if (seen->first_handout_us == 0) seen->first_handout_us = wall_now_us();
-                  run.complete(c, *job, next);
-                });
-              });
+  Loops burst(
+      &run, [&] { return ledger.completions() < ledger.jobs(); },
+      [&](int c, std::function<void()> next) {
+        run.reserve(c, 1000, [&, c, next](std::optional<Job> job) {
+          if (!job) return next();
+          if (seen->first_handout_us == 0) seen->first_handout_us = wall_now_us();
+          run.complete(c, *job, next);
+        });
+      });
   burst.start();
-  const bool ok = run.drive([&] { return burst.idle(); }, std::chrono::seconds(1200), "burst drain");
+  const bool ok =
+      run.drive([&] { return burst.idle(); }, std::chrono::seconds(1200), "burst drain");
   *alive = false;  // the sample still queued must neither measure nor re-arm
   return ok;
 }
@@ -116,8 +123,8 @@ int run_w3_burst(const Options& options) {
   // T leaves loading half as long again as the calibrated rate needs.
   const double lead_s = static_cast<double>(options.count) / enqueue_rate * 1.5 + 2;
   const int64_t due_us = wall_now_us() + static_cast<int64_t>(lead_s * 1e6);
-  run.progress("enqueue rate " + std::to_string(static_cast<int>(enqueue_rate)) +
-               "/s; loading " + std::to_string(options.count) + " jobs due in " +
+  run.progress("enqueue rate " + std::to_string(static_cast<int>(enqueue_rate)) + "/s; loading " +
+               std::to_string(options.count) + " jobs due in " +
                std::to_string(static_cast<int>(lead_s)) + " s");
   const int64_t memory_before = memory_bytes(pid);
   if (!load_burst(run, options.count, due_us)) return 1;
@@ -129,8 +136,8 @@ int run_w3_burst(const Options& options) {
   ledger.lateness_us().clear();
   const uint64_t handouts_before = ledger.handouts();
   if (!drain_burst(run, &seen)) return 1;
-  const bool ledger_ok = ledger.check("w3", 1, 0, true) &&
-                         ledger.handouts() - handouts_before == options.count;
+  const bool ledger_ok =
+      ledger.check("w3", 1, 0, true) && ledger.handouts() - handouts_before == options.count;
   const int64_t left = run.pending();
   const double drain_s = static_cast<double>(ledger.last_completion_us() - due_us) / 1e6;
   run.progress("drained " + std::to_string(options.count) + " in " + std::to_string(drain_s) +

@@ -46,19 +46,21 @@ int run_w4_load(const Options& given) {
   uint64_t done = 0;
   const auto start = SteadyClock::now();
   auto last_report = start;
-  Loops load(&run, [&] { return sent < options.count; }, [&](int c, std::function<void()> next) {
-    sent += 1;
-    // Job numbers are not kept in the ledger: 10 M of them would cost the
-    // generator more memory than the server under test.
-    run.client(c).enqueue(sent, due_us, [&, next](int64_t) {
-      done += 1;
-      if (SteadyClock::now() - last_report > std::chrono::seconds(10)) {
-        last_report = SteadyClock::now();
-        run.progress("loaded " + std::to_string(done) + " of " + std::to_string(options.count));
-      }
-      next();
-    });
-  });
+  Loops load(
+      &run, [&] { return sent < options.count; },
+      [&](int c, std::function<void()> next) {
+        sent += 1;
+        // Job numbers are not kept in the ledger: 10 M of them would cost the
+        // generator more memory than the server under test.
+        run.client(c).enqueue(sent, due_us, [&, next](int64_t) {
+          done += 1;
+          if (SteadyClock::now() - last_report > std::chrono::seconds(10)) {
+            last_report = SteadyClock::now();
+            run.progress("loaded " + std::to_string(done) + " of " + std::to_string(options.count));
+          }
+          next();
+        });
+      });
   load.start();
   if (!run.drive([&] { return load.idle(); }, std::chrono::hours(3), "W4 load")) return 1;
   const double load_s = std::chrono::duration<double>(SteadyClock::now() - start).count();
@@ -113,8 +115,10 @@ int run_w4_restart(const Options& given) {
   std::optional<Job> probe;
   std::function<void()> try_reserve = [&] {
     run->client(0).reserve(1000, [&](std::optional<Job> job) {
-      if (job) probe = std::move(job);
-      else try_reserve();
+      if (job)
+        probe = std::move(job);
+      else
+        try_reserve();
     });
   };
   try_reserve();
@@ -123,7 +127,8 @@ int run_w4_restart(const Options& given) {
   const bool is_probe = probe->number == options.count + 1;
   bool completed = false;
   run->client(0).complete(*probe, [&] { completed = true; });
-  if (!run->drive([&] { return completed; }, std::chrono::seconds(30), "probe completion")) return 1;
+  if (!run->drive([&] { return completed; }, std::chrono::seconds(30), "probe completion"))
+    return 1;
   const int64_t left = run->pending();
   run->progress("first reply " + std::to_string(first_reply_ms) + " ms, first firing " +
                 std::to_string(first_fire_ms) + " ms after start; " + std::to_string(left) +

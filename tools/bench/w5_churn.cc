@@ -17,26 +17,29 @@ int run_w5_churn(const Options& options) {
   Run run(options);
   if (!run.open(options.connections)) return 1;
   Ledger& ledger = run.ledger();
-  Loops load(&run, [&] { return ledger.jobs() < options.count; },
-             [&](int c, std::function<void()> next) {
-               run.enqueue(c, ledger.add(), 0, [next](int64_t) { next(); });
-             });
+  Loops load(
+      &run, [&] { return ledger.jobs() < options.count; },
+      [&](int c, std::function<void()> next) {
+        run.enqueue(c, ledger.add(), 0, [next](int64_t) { next(); });
+      });
   load.start();
   if (!run.drive([&] { return load.idle(); }, std::chrono::hours(1), "W5 load")) return 1;
   run.progress("loaded " + std::to_string(options.count) + "; churning for " +
                std::to_string(options.seconds) + " s");
   bool churning = true;
   uint64_t deferrals = 0;
-  Loops churn(&run, [&] { return churning; }, [&](int c, std::function<void()> next) {
-    run.reserve(c, 1000, [&, c, next](std::optional<Job> job) {
-      if (!job) return next();
-      const bool transient = ledger.handouts_of(job->number) % 2 == 0;
-      run.defer(c, *job, options.delay_ms, transient, [&, next](int64_t) {
-        deferrals += 1;
-        next();
+  Loops churn(
+      &run, [&] { return churning; },
+      [&](int c, std::function<void()> next) {
+        run.reserve(c, 1000, [&, c, next](std::optional<Job> job) {
+          if (!job) return next();
+          const bool transient = ledger.handouts_of(job->number) % 2 == 0;
+          run.defer(c, *job, options.delay_ms, transient, [&, next](int64_t) {
+            deferrals += 1;
+            next();
+          });
+        });
       });
-    });
-  });
   std::vector<double> disk_mb;
   std::function<void()> sample = [&] {
     disk_mb.push_back(static_cast<double>(disk_bytes(options.data_dir)) / kMiB);
