@@ -19,6 +19,12 @@ int64_t maximum(const std::vector<int64_t>& values) {
   return values.empty() ? 0 : *std::max_element(values.begin(), values.end());
 }
 
+std::string count_label(uint64_t count) {
+  if (count >= 1'000'000 && count % 1'000'000 == 0) return std::to_string(count / 1'000'000) + "M";
+  if (count >= 1000 && count % 1000 == 0) return std::to_string(count / 1000) + "k";
+  return std::to_string(count);
+}
+
 void ResultSink::emit(const std::string& metric, double value, const std::string& unit) const {
   std::printf("RESULT\t%s\t%s\t%d\t%s\t%.6g\t%s\n", workload.c_str(), label.c_str(), connections,
               metric.c_str(), value, unit.c_str());

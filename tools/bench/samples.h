@@ -21,6 +21,9 @@ struct ResultSink {
   void emit(const std::string& metric, double value, const std::string& unit) const;
 };
 
+// A job count as a workload's name shows it: 500, 20k, 1M, 10M.
+std::string count_label(uint64_t count);
+
 // Emits <name>_p50, _p99 (and _max when with_max) in milliseconds.
 void emit_percentiles(const ResultSink& sink, const std::string& name,
                       std::vector<int64_t>& values_us, bool with_max);

@@ -148,7 +148,7 @@ int run_w3_burst(const Options& options) {
     return 1;
   }
   auto sink = run.sink();
-  sink.workload = "w3-" + std::to_string(options.count / 1000) + "k";
+  sink.workload = "w3-" + count_label(options.count);
   sink.emit("drain_s", drain_s, "s");
   sink.emit("handouts_per_s", static_cast<double>(options.count) / drain_s, "1/s");
   sink.emit("first_handout_ms", static_cast<double>(seen.first_handout_us - due_us) / 1000.0, "ms");

@@ -35,7 +35,7 @@ double ms_since_ns(int64_t since_ns) {
 
 int run_w4_load(const Options& given) {
   Options options = given;
-  options.workload = "w4-" + std::to_string(given.count / 1000) + "k";
+  options.workload = "w4-" + count_label(given.count);
   Run run(options);
   if (!run.open(options.connections)) return 1;
   const int pid = options.server_pid;
@@ -93,7 +93,7 @@ int run_w4_load(const Options& given) {
 
 int run_w4_restart(const Options& given) {
   Options options = given;
-  options.workload = "w4-" + std::to_string(given.count / 1000) + "k";
+  options.workload = "w4-" + count_label(given.count);
   const auto give_up = SteadyClock::now() + kRestartPatience;
   std::unique_ptr<Run> run;
   while (true) {
