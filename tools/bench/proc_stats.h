@@ -1,0 +1,25 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+// What the benchmark reads about the server under test from /proc and the
+// file system: CPU time, memory and disk use. A server may be one process
+// (tarde, beanstalkd, Redis) or a tree (PostgreSQL's postmaster and its
+// backends); every figure covers the process and all its descendants.
+namespace tarde::bench {
+
+// utime + stime of pid and its descendants, in seconds; 0 if pid is 0.
+double cpu_seconds(int pid);
+
+// Resident memory in bytes: VmRSS for a single process; for a tree, the sum
+// of Pss (so shared buffers are not counted once per backend).
+int64_t memory_bytes(int pid);
+
+// Bytes allocated on disk under `path` (st_blocks × 512); 0 if empty path.
+int64_t disk_bytes(const std::string& path);
+// The files' lengths under `path` (st_size): what they hold, without space
+// preallocated for them (RocksDB preallocates its WAL).
+int64_t data_bytes(const std::string& path);
+
+}  // namespace tarde::bench

@@ -1,0 +1,102 @@
+#include "tools/bench/report.h"
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tarde::bench {
+namespace {
+
+// One table: a workload at one connection count.
+struct Table {
+  std::vector<std::string> systems;  // column order: first seen, tarde first
+  std::vector<std::string> metrics;  // row order: first seen
+  std::map<std::string, std::string> units;
+  std::map<std::pair<std::string, std::string>, double> values;  // (metric, system)
+};
+
+std::string format_value(double value) {
+  char out[32];
+  const double magnitude = value < 0 ? -value : value;
+  const char* format = magnitude >= 100 ? "%.0f" : magnitude >= 10 ? "%.1f" : "%.2f";
+  std::snprintf(out, sizeof out, format, value);
+  return out;
+}
+
+void add_unique(std::vector<std::string>* list, const std::string& item) {
+  for (const auto& existing : *list) {
+    if (existing == item) return;
+  }
+  list->push_back(item);
+}
+
+void print_table(const std::string& title, const Table& table) {
+  std::printf("\n### %s\n\n| metric | unit |", title.c_str());
+  for (const auto& system : table.systems) std::printf(" %s |", system.c_str());
+  std::printf("\n|---|---|");
+  for (size_t i = 0; i < table.systems.size(); ++i) std::printf("---:|");
+  std::printf("\n");
+  for (const auto& metric : table.metrics) {
+    std::printf("| %s | %s |", metric.c_str(), table.units.at(metric).c_str());
+    const auto tarde = table.values.find({metric, "tarde"});
+    for (const auto& system : table.systems) {
+      const auto cell = table.values.find({metric, system});
+      if (cell == table.values.end()) {
+        std::printf(" - |");
+        continue;
+      }
+      std::string text = format_value(cell->second);
+      if (system.rfind("tarde", 0) != 0 && tarde != table.values.end() && cell->second != 0) {
+        text += " (" + format_value(tarde->second / cell->second) + "×)";
+      }
+      std::printf(" %s |", text.c_str());
+    }
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
+int print_report(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) {
+    std::fprintf(stderr, "cannot read %s\n", path.c_str());
+    return 1;
+  }
+  std::vector<std::string> order;
+  std::map<std::string, Table> tables;
+  std::string line;
+  while (std::getline(file, line)) {
+    std::istringstream fields(line);
+    std::string tag, workload, system, connections, metric, value, unit;
+    if (!std::getline(fields, tag, '\t') || tag != "RESULT") continue;
+    std::getline(fields, workload, '\t');
+    std::getline(fields, system, '\t');
+    std::getline(fields, connections, '\t');
+    std::getline(fields, metric, '\t');
+    std::getline(fields, value, '\t');
+    std::getline(fields, unit, '\t');
+    const std::string title =
+        workload + ", " + connections + " connection" + (connections == "1" ? "" : "s");
+    add_unique(&order, title);
+    Table& table = tables[title];
+    if (system == "tarde" && (table.systems.empty() || table.systems[0] != "tarde")) {
+      table.systems.insert(table.systems.begin(), system);
+    }
+    add_unique(&table.systems, system);
+    add_unique(&table.metrics, metric);
+    table.units[metric] = unit;
+    table.values[{metric, system}] = std::strtod(value.c_str(), nullptr);
+  }
+  std::printf(
+      "Each peer's cell shows its value and, in brackets, tarde's value divided by it: above 1 "
+      "tarde is higher (better for rates), below 1 tarde is lower (better for times and "
+      "sizes).\n");
+  for (const auto& title : order) print_table(title, tables[title]);
+  return 0;
+}
+
+}  // namespace tarde::bench
