@@ -41,6 +41,13 @@ Campaign run_campaign(const std::string& args) {
   return c;
 }
 
+// A campaign stops at its --duration at the latest, then drains, restarts the
+// server once more and checks every guarantee. This bound on that tail only
+// catches a campaign that never stops: it is generous because the tail's real
+// length depends on the machine's load and runs several times slower under
+// the sanitizers (scripts/test-sanitized).
+constexpr double kTailSecondsMax = 60;
+
 // How many deaths the summary reports at `point` (0 when not listed).
 long deaths_at(const Campaign& c, const std::string& point) {
   std::smatch m;
@@ -59,7 +66,7 @@ TEST_SUITE("crash") {
     CHECK(c.status == 0);
     CHECK(c.kills >= 30);
     CHECK(c.violations == 0);
-    CHECK(c.seconds < 180);
+    CHECK(c.seconds < 120 + kTailSecondsMax);
   }
 
   TEST_CASE("each crash point: the server dies there and the restarted one keeps every guarantee") {
@@ -73,7 +80,7 @@ TEST_SUITE("crash") {
       CHECK(c.status == 0);
       CHECK(c.violations == 0);
       CHECK(deaths_at(c, point) >= 1);
-      CHECK(c.seconds < 20);
+      CHECK(c.seconds < 12 + kTailSecondsMax);
     }
   }
 
