@@ -81,7 +81,6 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string output_;
   std::string write_buffer_;  // the bytes of the one write in flight
   size_t pending_bytes_ = 0;
-  uint64_t failed_from_seq_ = 0;  // replies depending on this group or later failed
   bool reading_ = false;
   bool writing_ = false;
   bool parked_ = false;
