@@ -71,6 +71,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_write(const asio::error_code& ec, size_t bytes);
   void on_wait_timeout(const asio::error_code& ec);
   bool over_bounds() const;
+  void note_paused();
+  void note_caught_up();
 
   Server& server_;
   asio::ip::tcp::socket socket_;
@@ -84,6 +86,7 @@ class Session : public std::enable_shared_from_this<Session> {
   size_t pending_bytes_ = 0;
   uint64_t failed_from_seq_ = 0;  // replies depending on this group or later failed
   bool reading_ = false;
+  bool paused_ = false;  // reading stopped at the output bounds; logged once
   bool writing_ = false;
   bool parked_ = false;
   std::string parked_queue_;
