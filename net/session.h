@@ -23,7 +23,8 @@ class Server;
 //
 // Bounds: at most kPendingRepliesMax replies or kOutputBytesMax bytes wait
 // for a client; past that the session stops reading, so a client that never
-// reads cannot make the server buffer without bound. Lifetime: shared_ptr,
+// reads cannot make the server buffer without bound. A pause at the byte
+// bound is logged once, and its end (every reply read) once. Lifetime: shared_ptr,
 // kept alive by its pending async operations. io thread only.
 class Session : public std::enable_shared_from_this<Session> {
  public:

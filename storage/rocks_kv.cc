@@ -121,6 +121,15 @@ std::string_view view(const rocksdb::Slice& slice) { return {slice.data(), slice
 
 }  // namespace
 
+Result<std::vector<std::string>> RocksKv::list_column_families(const std::string& dir) {
+  rocksdb::DBOptions db_options;
+  db_options.info_log = std::make_shared<DiscardingLogger>();
+  std::vector<std::string> names;
+  rocksdb::Status status = rocksdb::DB::ListColumnFamilies(db_options, dir, &names);
+  if (!status.ok()) return from_rocks(status, "listing the column families of " + dir);
+  return names;
+}
+
 Result<std::vector<RocksKv::ColumnFamilyInfo>> RocksKv::read_column_families(
     const std::string& dir) {
   rocksdb::DBOptions db_options;

@@ -65,22 +65,31 @@ bool is_tarde_column_family(const std::string& name) {
 }
 
 // Refuses a RocksDB whose column families are not tarde's, unless it holds no
-// data at all in the ones it has (a store whose creation was cut short).
+// data at all in the ones it has (a store whose creation was cut short). The
+// names come from the MANIFEST alone; only an unexpected set is opened.
 OpenedStore examine_column_families(const std::string& dir) {
+  auto names = RocksKv::list_column_families(dir);
+  if (!names.is_ok()) {
+    return refused(OpenProblem::kDamaged,
+                   "data directory " + dir + " cannot be read: " + names.status().message() +
+                       "; restore it from a backup or move it away");
+  }
+  std::vector<RocksKv::ColumnFamilyInfo> listed;
+  for (const std::string& name : names.value()) listed.push_back({name, false});
+  if (has_tarde_column_families(listed)) return OpenedStore{};
   auto families = RocksKv::read_column_families(dir);
   if (!families.is_ok()) {
     return refused(OpenProblem::kDamaged,
                    "data directory " + dir + " cannot be read: " + families.status().message() +
                        "; restore it from a backup or move it away");
   }
-  const bool complete = has_tarde_column_families(families.value());
   bool foreign = false;
   bool any_data = false;
   for (const auto& family : families.value()) {
     foreign = foreign || !is_tarde_column_family(family.name);
     any_data = any_data || family.has_keys;
   }
-  if (foreign || (!complete && any_data)) {
+  if (foreign || any_data) {
     return refused(OpenProblem::kForeign,
                    "data directory " + dir + " is a RocksDB store but not a tarde one (column "
                    "families: " + column_family_names(families.value()) +
@@ -89,12 +98,26 @@ OpenedStore examine_column_families(const std::string& dir) {
   return OpenedStore{};
 }
 
-// Reads the format record through a read-only open.
-OpenedStore examine_format(const std::string& dir) {
+// Reads the format record through a read-only open. The first open replays
+// the WAL strictly; when only that fails, the WAL ends with a record cut
+// short (a write interrupted by a crash, never acknowledged): the tolerant
+// replay that serving uses drops it, and *warning says so.
+OpenedStore examine_format(const std::string& dir, std::string* warning) {
   RocksKv::Options read_only;
   read_only.read_only = true;
   read_only.create_if_missing = false;
+  read_only.strict_wal = true;
   auto kv = RocksKv::open(dir, read_only);
+  if (!kv.is_ok()) {
+    const std::string strict_message = kv.status().message();
+    read_only.strict_wal = false;
+    kv = RocksKv::open(dir, read_only);
+    if (kv.is_ok()) {
+      *warning = "the WAL of " + dir +
+                 " ends with a record cut short, which was dropped: a write interrupted by a "
+                 "crash before it was acknowledged (RocksDB says: " + strict_message + ")";
+    }
+  }
   if (!kv.is_ok()) {
     return refused(OpenProblem::kDamaged,
                    "data directory " + dir + " cannot be read: " + kv.status().message() +
@@ -123,21 +146,6 @@ OpenedStore examine_format(const std::string& dir) {
                                                 "; restore it from a backup or move it away");
   }
   return OpenedStore{};
-}
-
-// A WAL whose last record is cut short opens (the write was never
-// acknowledged) but deserves a log line: a strict read-only replay refuses
-// exactly that, and what it says is the warning.
-std::string examine_wal_tail(const std::string& dir) {
-  RocksKv::Options strict;
-  strict.read_only = true;
-  strict.create_if_missing = false;
-  strict.strict_wal = true;
-  auto kv = RocksKv::open(dir, strict);
-  if (kv.is_ok()) return "";
-  return "the WAL of " + dir + " ends with a record cut short, which was dropped: a write " +
-         "interrupted by a crash before it was acknowledged (RocksDB says: " +
-         kv.status().message() + ")";
 }
 
 }  // namespace
@@ -177,9 +185,10 @@ OpenedStore open_for_serving(const std::string& dir, const RocksKv::Options& opt
     OpenedStore examined = ::stat(current.c_str(), &info) == 0 ? examine_column_families(dir)
                                                                : examine_without_current(dir);
     const bool existing = ::stat(current.c_str(), &info) == 0;
-    if (examined.problem == OpenProblem::kNone && existing) examined = examine_format(dir);
+    if (examined.problem == OpenProblem::kNone && existing) {
+      examined = examine_format(dir, &warning);
+    }
     if (examined.problem != OpenProblem::kNone) return examined;
-    if (existing) warning = examine_wal_tail(dir);
   }
   auto kv = RocksKv::open(dir, options);
   if (!kv.is_ok()) {
