@@ -99,6 +99,17 @@ Flags of serve:
   --log-level L               trace, debug, info, warn, error or off (default info);
                               debug logs every transition
   --log-format text|json      log lines for people (default) or one JSON object per line
+
+Exit codes of serve:
+  0  stopped by SIGINT or SIGTERM
+  2  bad command line
+  3  could not start for another reason (port in use, token file refused, ...)
+  4  the data directory is locked by another process
+  5  the data directory was written by a newer tarde (format version)
+  6  the data directory is not a tarde store (another RocksDB, or other files)
+  7  the data directory is damaged (corrupt WAL, missing SST, MANIFEST or CURRENT)
+  8  the data directory is not a directory, or not readable and writable
+A refused data directory is left exactly as it was; the one error line says what to do.
 )";
 }
 

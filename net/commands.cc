@@ -278,19 +278,6 @@ Action handle_ping(CommandContext&, const Command& command) {
   return reply("PONG\r\n");
 }
 
-// Compares without an early exit, so the time taken does not tell how much of
-// a guessed token was right.
-bool same_token(std::string_view given, std::string_view expected) {
-  // Walk the expected token's length whatever was given, so the time does
-  // not depend on where the first difference is.
-  unsigned char diff = given.size() == expected.size() ? 0 : 1;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    const char g = i < given.size() ? given[i] : 0;
-    diff |= static_cast<unsigned char>(g ^ expected[i]);
-  }
-  return diff == 0;
-}
-
 Action handle_auth(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 1);
   if (!ctx.auth_token || !*ctx.auth_token) return reply("OK\r\n");

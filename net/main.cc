@@ -2,6 +2,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -13,9 +14,28 @@
 namespace {
 
 // Exit codes: distinct so that scripts can tell a usage error from a store
-// that refused to open.
+// that refused to open, and one refused store from another. The list is in
+// usage_text() and README.md; never renumber.
 constexpr int kExitUsage = 2;
 constexpr int kExitStartFailed = 3;
+constexpr int kExitLocked = 4;
+constexpr int kExitNewerFormat = 5;
+constexpr int kExitForeign = 6;
+constexpr int kExitDamaged = 7;
+constexpr int kExitUnreadable = 8;
+
+int start_failure_exit_code(tarde::storage::OpenProblem problem) {
+  using tarde::storage::OpenProblem;
+  switch (problem) {
+    case OpenProblem::kLocked: return kExitLocked;
+    case OpenProblem::kNewerFormat: return kExitNewerFormat;
+    case OpenProblem::kForeign: return kExitForeign;
+    case OpenProblem::kDamaged: return kExitDamaged;
+    case OpenProblem::kUnreadable: return kExitUnreadable;
+    case OpenProblem::kNone: break;
+  }
+  return kExitStartFailed;
+}
 
 }  // namespace
 
@@ -27,6 +47,10 @@ int main(int argc, char** argv) {
   }
   if (args[0] == "--version" || args[0] == "version") {
     std::puts("tarde 0.1.0 (protocol 1)");
+    return 0;
+  }
+  if (args[0] == "serve" && args.size() == 2 && (args[1] == "--help" || args[1] == "-h")) {
+    std::fputs(tarde::net::usage_text().c_str(), stdout);
     return 0;
   }
   if (args[0] != "serve") {
@@ -45,11 +69,15 @@ int main(int argc, char** argv) {
   } else {
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   }
+  // A file-size limit (ulimit -f) must fail a write with EFBIG, which the
+  // store reports and recovers from, instead of killing the server.
+  std::signal(SIGXFSZ, SIG_IGN);
   tarde::net::Server server(options.value());
   tarde::Status status = server.open();
   if (!status.is_ok()) {
-    spdlog::error("cannot start: {}", status.to_string());
-    return kExitStartFailed;
+    const bool refused = server.open_problem() != tarde::storage::OpenProblem::kNone;
+    spdlog::error("cannot start: {}", refused ? status.message() : status.to_string());
+    return start_failure_exit_code(server.open_problem());
   }
   server.run();
   return 0;

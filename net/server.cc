@@ -11,6 +11,7 @@
 #include "net/replies.h"
 #include "net/session.h"
 #include "storage/crash_point.h"
+#include "storage/store_open.h"
 
 namespace tarde::net {
 namespace {
@@ -72,9 +73,16 @@ Status Server::open() {
   }
   storage::RocksKv::Options kv_options;
   kv_options.sync = options_.sync;
-  auto durable = storage::RocksKv::open(options_.data_dir, kv_options);
-  if (!durable.is_ok()) return durable.status();
-  durable_ = std::move(durable).value();
+  // Muted until the store is open: a refused start logs its one line only.
+  kv_options.log_sink = [this](const std::string& line) {
+    if (store_open_) spdlog::warn("rocksdb: {}", line);
+  };
+  storage::OpenedStore opened = storage::open_for_serving(options_.data_dir, kv_options);
+  open_problem_ = opened.problem;
+  if (!opened.status.is_ok()) return opened.status;
+  if (!opened.warning.empty()) spdlog::warn("{}", opened.warning);
+  durable_ = std::move(opened.kv);
+  store_open_ = true;
   staged_ = std::make_unique<storage::StagedKv>(*durable_);
   store_ = std::make_unique<storage::Store>(*staged_);
   engine_ = std::make_unique<engine::Engine>(*store_, clock_, random_);
@@ -130,6 +138,11 @@ void Server::run() {
   spdlog::info("tarde listening on {}:{} (data {}, sync={}{})", options_.listen_host, port_,
                options_.data_dir, options_.sync ? "always" : "none",
                auth_token_ ? ", AUTH required" : "");
+  if (!acceptor_.local_endpoint().address().is_loopback()) {
+    spdlog::warn("{} is reachable from other machines{}", options_.listen_host,
+                 auth_token_ ? "" : " and no --auth-token-file is set: anyone who can connect "
+                                    "can read and change every transaction");
+  }
   signals_.async_wait([this](const asio::error_code& ec, int signal) {
     if (ec) return;
     spdlog::info("signal {}: stopping", signal);
@@ -190,11 +203,24 @@ void Server::after_commands() {
 
 void Server::on_commit(uint64_t seq, const Status& status) {
   if (!status.is_ok()) {
-    spdlog::error("commit of group {} failed: {}; reloading state from disk", seq,
-                  status.to_string());
+    // The group and everything staged after it were dropped: memory goes
+    // back to what the disk holds. The store retries the write path with the
+    // next commit, so writes resume by themselves once the fault is gone.
+    failed_commits_in_a_row_ += 1;
+    if (failed_commits_in_a_row_ == 1) {
+      spdlog::error(
+          "storage refused a write: commit of group {} failed: {}; its commands answer ERR "
+          "INTERNAL, reads go on, writes are retried with each new command",
+          seq, status.to_string());
+    } else {
+      spdlog::debug("commit of group {} failed again: {}", seq, status.to_string());
+    }
     engine::RecoveryReport report;
     Status reloaded = engine_->recover(&report);
     if (!reloaded.is_ok()) spdlog::error("reloading after a failed commit: {}", reloaded.to_string());
+  } else if (failed_commits_in_a_row_ > 0) {
+    spdlog::warn("storage accepts writes again after {} failed commits", failed_commits_in_a_row_);
+    failed_commits_in_a_row_ = 0;
   }
   auto waiters = std::move(commit_waiters_);
   commit_waiters_.clear();

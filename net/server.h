@@ -2,6 +2,7 @@
 
 #include <asio.hpp>
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "storage/rocks_kv.h"
 #include "storage/staged_kv.h"
 #include "storage/store.h"
+#include "storage/store_open.h"
 
 namespace tarde::net {
 
@@ -39,6 +41,9 @@ class Server {
   // Opens and recovers the store and binds the listeners. Errors name what
   // failed (lock held, unknown format, port in use).
   [[nodiscard]] Status open();
+  // Why open() refused the data directory; kNone when it did not (or when
+  // something else failed, such as the port or the token file).
+  storage::OpenProblem open_problem() const { return open_problem_; }
   // Serves until SIGINT/SIGTERM (or stop()), then shuts down cleanly.
   void run();
   // Begins a clean shutdown from the io thread.
@@ -89,6 +94,8 @@ class Server {
   engine::SeededRandom random_;
   Decoder decoder_;
   std::optional<std::string> auth_token_;
+  storage::OpenProblem open_problem_ = storage::OpenProblem::kNone;
+  std::atomic<bool> store_open_{false};  // read by RocksDB's threads through the log sink
 
   std::unique_ptr<storage::RocksKv> durable_;
   std::unique_ptr<storage::StagedKv> staged_;
@@ -109,6 +116,7 @@ class Server {
   uint64_t next_session_id_ = 1;
   uint64_t commands_ = 0;
   uint64_t connections_total_ = 0;
+  uint64_t failed_commits_in_a_row_ = 0;  // one error line per storage fault episode
   int64_t started_steady_ms_ = 0;
 };
 

@@ -36,7 +36,14 @@ bool Session::over_bounds() const {
 }
 
 void Session::do_read() {
-  if (reading_ || closing_ || closed_ || over_bounds()) return;
+  if (reading_ || closing_ || closed_) return;
+  if (over_bounds()) {
+    // Replies waiting for a commit pause reading silently (the commit frees
+    // them); replies waiting for the client to read are the client's doing.
+    if (pending_bytes_ >= kOutputBytesMax) note_paused();
+    return;
+  }
+  note_caught_up();
   // Never hold more unparsed input than one maximal command.
   const size_t unparsed = input_.size() - input_start_;
   if (unparsed > kLineBytesMax + server_.decoder().payload_bytes_max() + 2) return;
@@ -45,6 +52,25 @@ void Session::do_read() {
   // connection holds no read buffer.
   socket_.async_wait(asio::ip::tcp::socket::wait_read,
                      [self = shared_from_this()](const asio::error_code& ec) { self->on_read(ec); });
+}
+
+// Logged once per episode, which lasts until the client has read every
+// waiting reply (reading resumes and pauses again silently meanwhile, as the
+// client drains the queue): a client that never reads would otherwise fill
+// the log instead of the server's memory.
+void Session::note_paused() {
+  if (paused_) return;
+  paused_ = true;
+  spdlog::warn(
+      "connection {}: paused reading: {} replies ({} bytes) wait for the client to read them "
+      "(bounds {} replies, {} bytes)",
+      ctx_.conn_id, pending_.size(), pending_bytes_, kPendingRepliesMax, kOutputBytesMax);
+}
+
+void Session::note_caught_up() {
+  if (!paused_ || !pending_.empty() || pending_bytes_ != 0) return;
+  paused_ = false;
+  spdlog::info("connection {}: the client read every waiting reply; pause over", ctx_.conn_id);
 }
 
 void Session::on_read(const asio::error_code& wait_error) {
@@ -73,7 +99,18 @@ void Session::on_read(const asio::error_code& wait_error) {
 }
 
 void Session::process() {
-  while (!parked_ && !closing_ && !closed_ && !over_bounds() && process_one()) {
+  // Replies that need no commit leave pending_ at each flush, so the count
+  // bound alone would stop a pipelining client every kPendingRepliesMax
+  // commands until a write completes; flushing and going on lets the byte
+  // bound decide when a client that does not read is paused.
+  for (;;) {
+    while (!parked_ && !closing_ && !closed_ && !over_bounds() && process_one()) {
+    }
+    const size_t waiting = pending_.size();
+    server_.after_commands();
+    flush();
+    const bool moved = pending_.size() < waiting;
+    if (!moved || parked_ || closing_ || closed_ || over_bounds()) break;
   }
   if (input_start_ == input_.size()) {
     input_.clear();
@@ -83,8 +120,6 @@ void Session::process() {
     input_.erase(0, input_start_);
     input_start_ = 0;
   }
-  server_.after_commands();
-  flush();
 }
 
 bool Session::process_one() {
@@ -132,7 +167,8 @@ void Session::on_commit(uint64_t seq, bool ok) {
     for (PendingReply& reply : pending_) {
       if (reply.dep < seq) continue;
       pending_bytes_ -= reply.text.size();
-      reply.text = error_reply(ErrorCode::kInternal, "storage failure, nothing was changed");
+      reply.text =
+          error_reply(ErrorCode::kInternal, "the store refused the write; not acknowledged");
       pending_bytes_ += reply.text.size();
       reply.dep = 0;
     }
@@ -192,6 +228,7 @@ void Session::do_write() {
 void Session::on_write(const asio::error_code& ec, size_t bytes) {
   writing_ = false;
   pending_bytes_ -= std::min(pending_bytes_, bytes);
+  note_caught_up();
   if (ec) {
     close();
     return;

@@ -23,7 +23,8 @@ class Server;
 //
 // Bounds: at most kPendingRepliesMax replies or kOutputBytesMax bytes wait
 // for a client; past that the session stops reading, so a client that never
-// reads cannot make the server buffer without bound. Lifetime: shared_ptr,
+// reads cannot make the server buffer without bound. A pause at the byte
+// bound is logged once, and its end (every reply read) once. Lifetime: shared_ptr,
 // kept alive by its pending async operations. io thread only.
 class Session : public std::enable_shared_from_this<Session> {
  public:
@@ -70,6 +71,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_write(const asio::error_code& ec, size_t bytes);
   void on_wait_timeout(const asio::error_code& ec);
   bool over_bounds() const;
+  void note_paused();
+  void note_caught_up();
 
   Server& server_;
   asio::ip::tcp::socket socket_;
@@ -82,6 +85,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string write_buffer_;  // the bytes of the one write in flight
   size_t pending_bytes_ = 0;
   bool reading_ = false;
+  bool paused_ = false;  // reading stopped at the output bounds; logged once
   bool writing_ = false;
   bool parked_ = false;
   std::string parked_queue_;

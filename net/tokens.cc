@@ -291,4 +291,15 @@ std::string format_duration_ms(std::int64_t duration_ms) {
   return "0ms";
 }
 
+bool same_token(std::string_view given, std::string_view expected) {
+  // One OR of differences per byte of expected, whatever was given; a length
+  // mismatch is folded in the same way instead of returning early.
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const char g = i < given.size() ? given[i] : 0;
+    diff |= static_cast<unsigned char>(g ^ expected[i]);
+  }
+  return diff == 0;
+}
+
 }  // namespace tarde::net

@@ -54,6 +54,12 @@ static_assert(kDurationMsMax < INT64_MAX / 4, "now + a maximal duration must not
 // The result is always printable ASCII without spaces or CR/LF.
 std::string quote_token(std::string_view token);
 
+// True when given equals expected (the AUTH token). Constant-time in what the
+// client controls: it always walks all of expected and never exits early, so
+// the time taken does not tell how much of a guessed token was right; only
+// the expected token's length could be learnt from it.
+bool same_token(std::string_view given, std::string_view expected);
+
 // tx_id: 1-200 bytes, each 0x21-0x7E. Returns the tx_id as given.
 Result<std::string> parse_tx_id(std::string_view token, std::string_view name = "tx_id");
 

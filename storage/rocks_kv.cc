@@ -2,6 +2,7 @@
 
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
+#include <rocksdb/env.h>
 #include <rocksdb/options.h>
 #include <rocksdb/perf_level.h>
 #include <rocksdb/slice_transform.h>
@@ -9,6 +10,10 @@
 #include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <mutex>
 #include <vector>
 
 #include "storage/assert.h"
@@ -95,10 +100,48 @@ std::vector<rocksdb::ColumnFamilyDescriptor> descriptors() {
   return result;
 }
 
+// RocksDB's info log for opens that must not write into the directory: a
+// read-only open otherwise creates (and rotates) the LOG file there.
+class DiscardingLogger final : public rocksdb::Logger {
+ public:
+  using rocksdb::Logger::Logv;
+  void Logv(const char*, va_list) override {}
+};
+
+// RocksDB's warnings and errors, one line each, to RocksKv::Options::log_sink.
+class ForwardingLogger final : public rocksdb::Logger {
+ public:
+  explicit ForwardingLogger(std::function<void(const std::string&)> sink)
+      : rocksdb::Logger(rocksdb::InfoLogLevel::WARN_LEVEL), sink_(std::move(sink)) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    char line[1024];
+    const int n = std::vsnprintf(line, sizeof line, format, ap);
+    if (n > 0) sink_(std::string(line, std::min<size_t>(static_cast<size_t>(n), sizeof line - 1)));
+  }
+
+ private:
+  std::function<void(const std::string&)> sink_;
+};
+
 rocksdb::Status open_db(const std::string& dir, const RocksKv::Options& options,
                         std::vector<rocksdb::ColumnFamilyHandle*>* handles, rocksdb::DB** db) {
   rocksdb::DBOptions db_options;
   const bool writable = !options.read_only && options.secondary_path.empty();
+  // A record cut short at the end of the WAL is a write that was never
+  // acknowledged (it would have been fsynced first): replay stops before it.
+  // A damaged record anywhere else is refused, since acknowledged writes
+  // follow it; docs/design.md, "Damaged data directories", says why.
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  if (options.salvage && !writable) {
+    db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  }
+  if (options.strict_wal && options.read_only) {
+    db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+  }
+  if (options.log_sink) db_options.info_log = std::make_shared<ForwardingLogger>(options.log_sink);
+  if (options.read_only) db_options.info_log = std::make_shared<DiscardingLogger>();
+  if (options.env_for_test != nullptr) db_options.env = options.env_for_test;
   db_options.create_if_missing = writable && options.create_if_missing;
   db_options.create_missing_column_families = writable && options.create_if_missing;
   if (!options.secondary_path.empty()) {
@@ -123,6 +166,44 @@ void no_perf_counters() { rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable); }
 
 }  // namespace
 
+Result<std::vector<std::string>> RocksKv::list_column_families(const std::string& dir) {
+  rocksdb::DBOptions db_options;
+  db_options.info_log = std::make_shared<DiscardingLogger>();
+  std::vector<std::string> names;
+  rocksdb::Status status = rocksdb::DB::ListColumnFamilies(db_options, dir, &names);
+  if (!status.ok()) return from_rocks(status, "listing the column families of " + dir);
+  return names;
+}
+
+Result<std::vector<RocksKv::ColumnFamilyInfo>> RocksKv::read_column_families(
+    const std::string& dir) {
+  rocksdb::DBOptions db_options;
+  db_options.info_log = std::make_shared<DiscardingLogger>();
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  std::vector<std::string> names;
+  rocksdb::Status status = rocksdb::DB::ListColumnFamilies(db_options, dir, &names);
+  if (!status.ok()) return from_rocks(status, "listing the column families of " + dir);
+  std::vector<rocksdb::ColumnFamilyDescriptor> wanted;
+  for (const std::string& name : names) wanted.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  status = rocksdb::DB::OpenForReadOnly(db_options, dir, wanted, &handles, &db);
+  if (!status.ok()) return from_rocks(status, "opening " + dir + " read-only");
+  std::vector<ColumnFamilyInfo> result;
+  for (size_t i = 0; i < handles.size(); ++i) {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), handles[i]));
+    it->SeekToFirst();
+    result.push_back(ColumnFamilyInfo{names[i], it->Valid()});
+    if (!it->status().ok() && status.ok()) status = it->status();
+  }
+  for (rocksdb::ColumnFamilyHandle* cf_handle : handles) {
+    static_cast<void>(db->DestroyColumnFamilyHandle(cf_handle));
+  }
+  delete db;
+  if (!status.ok()) return from_rocks(status, "reading " + dir);
+  return result;
+}
+
 Result<std::unique_ptr<RocksKv>> RocksKv::open(const std::string& dir, const Options& options) {
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
@@ -141,6 +222,7 @@ Result<std::unique_ptr<RocksKv>> RocksKv::open(const std::string& dir, const Opt
   std::unique_ptr<RocksKv> kv(new RocksKv(dir, options));
   kv->db_ = db;
   for (size_t i = 0; i < handles.size(); ++i) kv->handles_[i] = handles[i];
+  kv->acknowledged_sequence_ = db->GetLatestSequenceNumber();
   return kv;
 }
 
@@ -150,6 +232,11 @@ RocksKv::~RocksKv() {
 }
 
 Status RocksKv::close() {
+  std::unique_lock<std::shared_mutex> lock(db_mutex_);
+  return close_locked();
+}
+
+Status RocksKv::close_locked() {
   if (db_ == nullptr) return Status::ok();
   Status result;
   // Handles must go before the DB they belong to.
@@ -175,6 +262,8 @@ rocksdb::ColumnFamilyHandle* RocksKv::handle(Cf cf) const {
 
 Result<std::optional<std::string>> RocksKv::get(Cf cf, std::string_view key) {
   no_perf_counters();
+  std::shared_lock<std::shared_mutex> lock(db_mutex_);
+  if (db_ == nullptr) return Status::io_error("store " + dir_ + " could not be reopened");
   rocksdb::PinnableSlice value;
   rocksdb::Status status =
       db_->Get(rocksdb::ReadOptions(), handle(cf), rocksdb::Slice(key.data(), key.size()), &value);
@@ -187,6 +276,8 @@ Status RocksKv::scan(Cf cf, std::string_view lower, std::string_view upper,
                      const KvVisitor& visit) {
   if (!lower.empty() && !upper.empty() && lower >= upper) return Status::ok();
   no_perf_counters();
+  std::shared_lock<std::shared_mutex> lock(db_mutex_);
+  if (db_ == nullptr) return Status::io_error("store " + dir_ + " could not be reopened");
   // The bound slices are declared before the iterator so that they outlive it.
   const rocksdb::Slice lower_slice(lower.data(), lower.size());
   const rocksdb::Slice upper_slice(upper.data(), upper.size());
@@ -214,6 +305,9 @@ Status RocksKv::write(const KvBatch& batch) {
     return Status::invalid_argument("store " + dir_ + " is open read-only");
   }
   no_perf_counters();
+  if (writes_failing_) TARDE_RETURN_IF_ERROR(recover_writes());
+  std::shared_lock<std::shared_mutex> lock(db_mutex_);
+  if (db_ == nullptr) return Status::io_error("store " + dir_ + " could not be reopened");
   rocksdb::WriteBatch write_batch;
   for (const KvOp& op : batch.ops()) {
     rocksdb::Status status = op.is_delete ? write_batch.Delete(handle(op.cf), op.key)
@@ -223,7 +317,63 @@ Status RocksKv::write(const KvBatch& batch) {
   rocksdb::WriteOptions write_options;
   write_options.sync = options_.sync;
   rocksdb::Status status = db_->Write(write_options, &write_batch);
-  if (!status.ok()) return from_rocks(status, "write to " + dir_);
+  if (!status.ok()) {
+    writes_failing_ = true;
+    return from_rocks(status, "write to " + dir_);
+  }
+  writes_failing_ = false;
+  acknowledged_sequence_ = db_->GetLatestSequenceNumber();
+  return Status::ok();
+}
+
+Status RocksKv::recover_writes() {
+  rocksdb::Status resumed;
+  bool must_reopen = false;
+  {
+    std::shared_lock<std::shared_mutex> lock(db_mutex_);
+    // A read-only stand-in from a failed reopen cannot resume: reopen again.
+    must_reopen = db_ == nullptr || read_only_stand_in_;
+    if (!must_reopen) resumed = db_->Resume();  // ok at once when RocksDB is not stopped
+  }
+  if (must_reopen) return reopen();  // outside the shared lock: reopen takes it exclusively
+  // Busy: RocksDB is recovering by itself (it does for a full disk, polling
+  // until space is back); the write tells whether it is done.
+  if (resumed.ok() || resumed.IsBusy()) return Status::ok();
+  // RocksDB will not resume from this error (a failed WAL append or sync
+  // other than ENOSPC is fatal to it): start over from what is on disk.
+  return reopen();
+}
+
+Status RocksKv::reopen() {
+  std::unique_lock<std::shared_mutex> lock(db_mutex_);
+  static_cast<void>(close_locked());  // a stopped RocksDB reports its error again
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status status = open_db(dir_, options_, &handles, &db);
+  bool writable = status.ok();
+  if (!status.ok()) {
+    // Keep serving reads: the data is whole, only writing fails.
+    handles.clear();
+    Options read_only = options_;
+    read_only.read_only = true;
+    rocksdb::Status reread = open_db(dir_, read_only, &handles, &db);
+    if (!reread.ok()) return from_rocks(reread, "reopening " + dir_ + " read-only");
+  }
+  TARDE_ASSERT(handles.size() == kCfCount + 1);
+  db_ = db;
+  for (size_t i = 0; i < handles.size(); ++i) handles_[i] = handles[i];
+  read_only_stand_in_ = !writable;
+  if (!writable) return from_rocks(status, "reopening " + dir_ + " after a failed write");
+  writes_failing_ = false;
+  const uint64_t sequence = db_->GetLatestSequenceNumber();
+  if (sequence > acknowledged_sequence_) {
+    // The failed write had reached the WAL after all (its fsync failed) and
+    // the reopen replayed it: the caller's failure path must reload its
+    // state from the disk before anything else is written.
+    acknowledged_sequence_ = sequence;
+    return Status::io_error("reopened " + dir_ +
+                            ": it holds a write that was reported failed; reload from disk");
+  }
   return Status::ok();
 }
 

@@ -1,17 +1,23 @@
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "storage/kv.h"
 
 namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
+class Env;
 }  // namespace rocksdb
 
 namespace tarde::storage {
@@ -21,9 +27,17 @@ namespace tarde::storage {
 // the server and the tools open; whoever opens it owns it, and it holds the
 // directory's lock until it is closed or destroyed. get(), scan() and write()
 // may be called from different threads at the same time (RocksDB is
-// thread-safe and RocksKv adds no mutable state); open() and close() may not
-// overlap with anything. Every RocksDB error becomes io_error (corruption for
-// RocksDB's Corruption) carrying RocksDB's message.
+// thread-safe; the only state RocksKv adds is the write-failure recovery
+// below, guarded by db_mutex_); open() and close() may not overlap with
+// anything. Every RocksDB error becomes io_error (corruption for RocksDB's
+// Corruption) carrying RocksDB's message.
+//
+// A failed write (disk full, I/O error, file too large) puts RocksDB in a
+// state where it refuses every later write. RocksKv gets out of it by itself:
+// the next write() first calls DB::Resume(), and when RocksDB says the error
+// is one it cannot resume from (a fatal WAL error such as EIO or EFBIG), it
+// closes and reopens the database. Reads keep working meanwhile; if the
+// reopen fails the database is reopened read-only so that they still do.
 class RocksKv final : public Kv {
  public:
   struct Options {
@@ -36,6 +50,28 @@ class RocksKv final : public Kv {
     // Non-empty: open as a RocksDB secondary instance that follows a running
     // primary; this directory holds the secondary's own logs. write() fails.
     std::string secondary_path;
+    // Tools only (read-only or secondary): replay a damaged WAL up to the
+    // first damaged record instead of refusing to open, to show what can
+    // still be read.
+    bool salvage = false;
+    // Read-only only: refuse even a WAL whose last record is cut short, to
+    // find out whether the tolerant replay would drop one.
+    bool strict_wal = false;
+    // Tests only: the Env (and so the file system) RocksDB uses, e.g. one
+    // that fails writes as a full disk would. Must outlive the RocksKv.
+    rocksdb::Env* env_for_test = nullptr;
+    // When set, RocksDB's warnings and errors go here, one line each, instead
+    // of to the LOG file in dir. The server sets it: a LOG file that hits a
+    // full disk or a file-size limit once makes RocksDB abort on its next
+    // line (Debian builds RocksDB with assertions on). Called from RocksDB's
+    // threads.
+    std::function<void(const std::string& line)> log_sink;
+  };
+
+  // One column family found in a directory, and whether it holds any key.
+  struct ColumnFamilyInfo {
+    std::string name;
+    bool has_keys = false;
   };
 
   // Opens (or creates) the store in dir. Errors: busy when another process or
@@ -44,6 +80,17 @@ class RocksKv final : public Kv {
   // create_if_missing, unknown column families, a damaged store).
   [[nodiscard]] static Result<std::unique_ptr<RocksKv>> open(const std::string& dir,
                                                              const Options& options);
+
+  // The column families of the RocksDB store in dir, each with whether it
+  // holds a key, read without writing anything into dir (a read-only open
+  // with RocksDB's info log discarded). For telling a tarde store from a
+  // foreign RocksDB before opening it for writing.
+  [[nodiscard]] static Result<std::vector<ColumnFamilyInfo>> read_column_families(
+      const std::string& dir);
+  // Only the names of the column families in dir, from its MANIFEST: cheap
+  // (no WAL replay) and writes nothing.
+  [[nodiscard]] static Result<std::vector<std::string>> list_column_families(
+      const std::string& dir);
 
   ~RocksKv() override;
   RocksKv(const RocksKv&) = delete;
@@ -72,12 +119,27 @@ class RocksKv final : public Kv {
   RocksKv(std::string dir, Options options) : dir_(std::move(dir)), options_(std::move(options)) {}
 
   rocksdb::ColumnFamilyHandle* handle(Cf cf) const;
+  // Gets RocksDB to accept writes again after a failed one: Resume(), or a
+  // reopen when RocksDB cannot resume. Requires: writes_failing_.
+  Status recover_writes();
+  Status reopen();
+  Status close_locked();
 
   std::string dir_;
   Options options_;
+  // Shared by get, scan and write (RocksDB itself is thread-safe); held
+  // exclusively only to close or reopen the database under them.
+  mutable std::shared_mutex db_mutex_;
   rocksdb::DB* db_ = nullptr;
   // handles_[0] is "default"; handles_[1 + Cf] is that column family's.
   std::array<rocksdb::ColumnFamilyHandle*, kCfCount + 1> handles_{};
+  // Set by a failed write; the next write recovers first.
+  std::atomic<bool> writes_failing_{false};
+  // The database is open read-only because a reopen for writing failed.
+  std::atomic<bool> read_only_stand_in_{false};
+  // RocksDB's sequence number after the last write reported ok: a reopen that
+  // finds a higher one replayed a write that was reported failed.
+  std::atomic<uint64_t> acknowledged_sequence_{0};
 };
 
 }  // namespace tarde::storage

@@ -114,19 +114,25 @@ void Batch::put_meta(std::string_view name, std::string_view value) {
   kv_.put(Cf::kMeta, name, value);
 }
 
-Status Store::ensure_format() {
+Result<Store::FormatCheck> Store::check_format() {
   Result<std::optional<std::string>> stored = kv_.get(Cf::kMeta, kMetaFormatKey);
   if (!stored.is_ok()) return stored.status();
   if (stored->has_value()) {
     Result<uint32_t> version = decode_format_version(stored.value().value());
-    if (!version.is_ok()) return bad_record(Cf::kMeta, kMetaFormatKey, version.status());
-    if (version.value() == 0) return Status::corruption("meta format: version 0 was never written");
-    if (version.value() > kFormatVersion) {
-      return Status::invalid_argument("store format version " + std::to_string(version.value()) +
-                                      " is newer than this build's " +
-                                      std::to_string(kFormatVersion));
+    if (!version.is_ok()) {
+      return FormatCheck{Format::kBadRecord,
+                         bad_record(Cf::kMeta, kMetaFormatKey, version.status()).message()};
     }
-    return Status::ok();
+    if (version.value() == 0) {
+      return FormatCheck{Format::kBadRecord, "meta format: version 0 was never written"};
+    }
+    if (version.value() > kFormatVersion) {
+      return FormatCheck{Format::kNewer, "store format version " +
+                                             std::to_string(version.value()) +
+                                             " is newer than this build's " +
+                                             std::to_string(kFormatVersion)};
+    }
+    return FormatCheck{Format::kCurrent, ""};
   }
   // No format record: only an empty store may become a tarde store. Every
   // column family is checked, not only `tx`, so that a half-written or
@@ -136,9 +142,23 @@ Status Store::ensure_format() {
     Result<bool> any = has_any_key(kv_, cf);
     if (!any.is_ok()) return any.status();
     if (any.value()) {
-      return Status::corruption(std::string("store holds data in column family ") + cf_name(cf) +
-                                " but no format record; not a tarde store");
+      return FormatCheck{Format::kNotTarde, std::string("store holds data in column family ") +
+                                                cf_name(cf) +
+                                                " but no format record; not a tarde store"};
     }
+  }
+  return FormatCheck{Format::kEmpty, ""};
+}
+
+Status Store::ensure_format() {
+  Result<FormatCheck> check = check_format();
+  if (!check.is_ok()) return check.status();
+  switch (check->format) {
+    case Format::kCurrent: return Status::ok();
+    case Format::kNewer: return Status::invalid_argument(check->detail);
+    case Format::kNotTarde:
+    case Format::kBadRecord: return Status::corruption(check->detail);
+    case Format::kEmpty: break;
   }
   KvBatch batch;
   batch.put(Cf::kMeta, kMetaFormatKey, encode_format_version(kFormatVersion));

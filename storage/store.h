@@ -46,7 +46,24 @@ class Batch {
 // and key. Same threading rules as the Kv.
 class Store {
  public:
+  // What the meta "format" record says about a store, read without writing.
+  enum class Format {
+    kCurrent,    // a format this build reads
+    kEmpty,      // no format record and no data: a new store
+    kNewer,      // written by a newer build
+    kNotTarde,   // data but no format record
+    kBadRecord,  // a format record that does not decode, or version 0
+  };
+  struct FormatCheck {
+    Format format = Format::kEmpty;
+    std::string detail;  // one line for kNewer, kNotTarde and kBadRecord
+  };
+
   explicit Store(Kv& kv) : kv_(kv) {}
+
+  // Reads the meta "format" record (and, without one, whether any column
+  // family holds data). Errors are the Kv's read errors.
+  [[nodiscard]] Result<FormatCheck> check_format();
 
   // Checks the meta "format" record. A store with no format record and no
   // transactions is new: the current version is written. Returns corruption

@@ -413,5 +413,16 @@ TEST_CASE("format_duration_ms round-trips through parse_duration_ms") {
   }
 }
 
+TEST_CASE("same_token accepts only the exact token") {
+  CHECK(same_token("s3cret", "s3cret"));
+  CHECK_FALSE(same_token("s3cre", "s3cret"));    // a prefix
+  CHECK_FALSE(same_token("s3cretX", "s3cret"));  // longer
+  CHECK_FALSE(same_token("S3cret", "s3cret"));   // first byte differs
+  CHECK_FALSE(same_token("s3creT", "s3cret"));   // last byte differs
+  CHECK_FALSE(same_token("", "s3cret"));
+  CHECK_FALSE(same_token(std::string_view("s3cret\0", 7), "s3cret"));
+  CHECK(same_token("", ""));
+}
+
 }  // namespace
 }  // namespace tarde::net

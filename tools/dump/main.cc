@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "storage/rocks_kv.h"
+#include "storage/store.h"
+#include "storage/store_open.h"
 #include "tools/dump/dump.h"
 
 namespace {
@@ -32,11 +34,51 @@ commands:
 
 It opens the directory as a RocksDB secondary instance, so it works on a
 stopped server's data and on a running server's without disturbing it.
+A damaged store is read up to the damage, after a line saying what is wrong
+(exit status 3); a RocksDB that is not a tarde store is named as such, with
+its column families. Nothing is ever written into the data directory.
 )";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "tarde-dump: %s\n\n%s", message.c_str(), kUsage);
   return kExitUsage;
+}
+
+// Runs the request on an open store and prints its output; the exit code.
+int print_dump(tarde::storage::Kv& kv, const tarde::tools::DumpRequest& request) {
+  tarde::storage::Store store(kv);
+  auto out = tarde::tools::run_dump(store, request);
+  if (!out.is_ok()) {
+    std::fprintf(stderr, "tarde-dump: %s\n", out.status().to_string().c_str());
+    return out.status().code() == tarde::Status::Code::kInvalidArgument ? kExitUsage
+                                                                        : kExitUnreadable;
+  }
+  std::fputs(out.value().text.c_str(), stdout);
+  return out.value().problems ? kExitViolations : 0;
+}
+
+// A store RocksDB refuses to open as it is (a damaged WAL, missing files):
+// says what is wrong, then shows what a read-only open that replays the WAL
+// only up to its first damaged record can still read. Exit status 3 either
+// way, since the output may be incomplete.
+int dump_damaged(const std::string& dir, const tarde::Status& problem,
+                 const tarde::tools::DumpRequest& request) {
+  std::fprintf(stderr, "tarde-dump: %s is damaged: %s\n", dir.c_str(), problem.message().c_str());
+  tarde::storage::RocksKv::Options options;
+  options.create_if_missing = false;
+  options.read_only = true;
+  options.salvage = true;
+  auto kv = tarde::storage::RocksKv::open(dir, options);
+  if (!kv.is_ok()) {
+    std::fprintf(stderr, "tarde-dump: nothing can be read from %s: %s\n", dir.c_str(),
+                 kv.status().message().c_str());
+    return kExitUnreadable;
+  }
+  std::fprintf(stderr,
+               "tarde-dump: showing what can still be read: the WAL up to its first damaged "
+               "record; later writes are not shown\n");
+  static_cast<void>(print_dump(*kv.value(), request));
+  return kExitUnreadable;
 }
 
 }  // namespace
@@ -81,6 +123,17 @@ int main(int argc, char** argv) {
                  dir.c_str());
     return kExitUnreadable;
   }
+  // A read-only look first, which writes nothing into the directory: a
+  // foreign RocksDB is named as such, a damaged store is read up to the damage.
+  auto families = tarde::storage::RocksKv::read_column_families(dir);
+  if (families.is_ok() && !tarde::storage::has_tarde_column_families(families.value())) {
+    std::fprintf(stderr,
+                 "tarde-dump: %s is a RocksDB store but not a tarde store; its column families: "
+                 "%s\n",
+                 dir.c_str(), tarde::storage::column_family_names(families.value()).c_str());
+    return kExitUnreadable;
+  }
+  if (!families.is_ok()) return dump_damaged(dir, families.status(), request);
   std::string secondary = (std::filesystem::temp_directory_path() / "tarde-dump-XXXXXX").string();
   if (mkdtemp(secondary.data()) == nullptr) return kExitUnreadable;
   tarde::storage::RocksKv::Options options;
@@ -97,16 +150,7 @@ int main(int argc, char** argv) {
     if (!caught_up.is_ok()) {
       std::fprintf(stderr, "tarde-dump: %s\n", caught_up.to_string().c_str());
     }
-    tarde::storage::Store store(*kv.value());
-    auto out = tarde::tools::run_dump(store, request);
-    if (!out.is_ok()) {
-      std::fprintf(stderr, "tarde-dump: %s\n", out.status().to_string().c_str());
-      code = out.status().code() == tarde::Status::Code::kInvalidArgument ? kExitUsage
-                                                                         : kExitUnreadable;
-    } else {
-      std::fputs(out.value().text.c_str(), stdout);
-      code = out.value().problems ? kExitViolations : 0;
-    }
+    code = print_dump(*kv.value(), request);
     kv.value().reset();
   }
   std::error_code ignored;
