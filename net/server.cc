@@ -53,6 +53,7 @@ Server::Server(ServerOptions options)
       decoder_(options_.max_payload_bytes) {}
 
 Server::~Server() {
+  sweep_.reset();    // cancels a sweep in progress; it reads the store
   committer_.reset();  // finishes the commit in flight, if any
   engine_.reset();
   store_.reset();
@@ -79,21 +80,19 @@ Status Server::open() {
   store_ = std::make_unique<storage::Store>(*staged_);
   engine_ = std::make_unique<engine::Engine>(*store_, clock_, random_);
   engine::RecoveryReport report;
-  TARDE_RETURN_IF_ERROR(engine_->recover(&report));
-  // Recovery's repairs were staged: make them durable before serving.
+  TARDE_RETURN_IF_ERROR(engine_->start_recovery(&report));
   committer_ = std::make_unique<GroupCommitter>(
       io_, *staged_, *durable_, [this](uint64_t seq, const Status& s) { on_commit(seq, s); });
-  if (staged_->has_open_group()) {
-    auto group = staged_->seal();
-    TARDE_RETURN_IF_ERROR(durable_->write(group.batch));
-    staged_->committed(group.seq);
-  }
-  for (const std::string& repair : report.repairs) spdlog::warn("recovery: {}", repair);
-  spdlog::info(
-      "recovered {} in {} ms: {} transactions, {} ready, {} dead letters, {} timers in memory, "
-      "{} repairs",
-      options_.data_dir, report.took_ms, report.transactions, report.ready, report.dead_letters,
-      report.due_in_memory, report.repairs.size());
+  // Counting and the invariant sweep run on a snapshot in the background;
+  // their repairs are committed like any other change.
+  sweep_ = std::make_unique<BackgroundSweep>(
+      io_, *durable_, [this](const Status& status, engine::Sweep sweep, int64_t took_ms) {
+        on_sweep_done(status, std::move(sweep), took_ms);
+      });
+  sweep_->start();
+  spdlog::info("recovered {} in {} ms: {} timers in memory; counting and checking invariants in "
+               "the background",
+               options_.data_dir, report.took_ms, report.due_in_memory);
   engine_->set_ready_listener([this](const std::string& queue) { signal_ready(queue); });
   engine_->set_breaker_listener([](const std::string& queue, engine::Breaker::State state) {
     if (state == engine::Breaker::State::kOpen) {
@@ -193,8 +192,9 @@ void Server::on_commit(uint64_t seq, const Status& status) {
     spdlog::error("commit of group {} failed: {}; reloading state from disk", seq,
                   status.to_string());
     engine::RecoveryReport report;
-    Status reloaded = engine_->recover(&report);
+    Status reloaded = engine_->start_recovery(&report);
     if (!reloaded.is_ok()) spdlog::error("reloading after a failed commit: {}", reloaded.to_string());
+    sweep_->start();
   }
   auto waiters = std::move(commit_waiters_);
   commit_waiters_.clear();
@@ -202,6 +202,35 @@ void Server::on_commit(uint64_t seq, const Status& status) {
     if (auto session = weak.lock()) session->on_commit(seq, status.is_ok());
   }
   if (shutting_down_) finish_shutdown_when_idle();
+}
+
+// The background sweep ended: the engine adds its counts and repairs what
+// still needs it (the repairs go out with the next commit).
+void Server::on_sweep_done(const Status& status, engine::Sweep sweep, int64_t took_ms) {
+  if (!status.is_ok()) {
+    spdlog::error("background invariant sweep failed after {} ms: {}; counts stay partial",
+                  took_ms, status.to_string());
+    return;
+  }
+  std::vector<std::string> repairs;
+  Status finished = engine_->finish_recovery(sweep, &repairs);
+  for (const std::string& repair : repairs) spdlog::warn("recovery: {}", repair);
+  if (!finished.is_ok()) {
+    spdlog::error("applying the background sweep: {}", finished.to_string());
+    return;
+  }
+  uint64_t ready = 0;
+  uint64_t dead = 0;
+  for (const auto& [queue, counts] : sweep.queues) {
+    ready += counts.ready;
+    dead += counts.dead;
+  }
+  spdlog::info(
+      "background sweep done in {} ms: {} entries visited, {} transactions, {} ready, {} dead "
+      "letters at start, {} violations, {} repairs",
+      took_ms, sweep_->scanned(), sweep.transactions, ready, dead, sweep.violations.size(),
+      repairs.size());
+  after_commands();
 }
 
 void Server::arm_timer() {
@@ -339,6 +368,8 @@ std::vector<std::pair<std::string, std::string>> Server::figures() const {
       {"connections_total", std::to_string(connections_total_)},
       {"commands", std::to_string(commands_)},
       {"commits", std::to_string(committer_->commits())},
+      {"sweep_running", sweep_->running() ? "1" : "0"},
+      {"sweep_scanned", std::to_string(sweep_->scanned())},
   };
 }
 

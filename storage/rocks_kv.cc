@@ -1,7 +1,10 @@
 #include "storage/rocks_kv.h"
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
+#include <rocksdb/table.h>
+#include <rocksdb/write_buffer_manager.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/write_batch.h>
 
@@ -25,6 +28,34 @@ constexpr size_t kDeletionTriggerEntries = 5000;
 constexpr double kDeletionRatio = 0.5;
 static_assert(kDeletionTriggerEntries <= kDeletionWindowEntries);
 
+// RocksDB's own memory, bounded whatever the data size (docs/design.md
+// "Memory"). One LRU block cache for every column family holds data blocks
+// and also the index and filter blocks, which otherwise stay in memory per
+// table file and grow with the store (about 25 MB of index at ten million
+// transactions). Memtables of all column families together are capped by
+// one write buffer manager; each column family's memtable is switched at
+// kWriteBufferBytes. The WAL is kept short so that a column family that is
+// rarely written (meta, dead) cannot pin old WAL files on disk.
+constexpr size_t kBlockCacheBytes = 32u << 20;
+constexpr size_t kMemtablesBytesTotal = 64u << 20;
+constexpr size_t kWriteBufferBytes = 16u << 20;
+constexpr uint64_t kMaxTotalWalBytes = 64u << 20;
+// Info LOG files kept: one per start otherwise piles up to RocksDB's 1000.
+constexpr size_t kInfoLogFilesKept = 4;
+static_assert(kWriteBufferBytes * 2 <= kMemtablesBytesTotal);
+
+// Shared by every open RocksKv of the process (a server opens one).
+const std::shared_ptr<rocksdb::Cache>& block_cache() {
+  static const std::shared_ptr<rocksdb::Cache> cache = rocksdb::NewLRUCache(kBlockCacheBytes);
+  return cache;
+}
+
+const std::shared_ptr<rocksdb::WriteBufferManager>& write_buffer_manager() {
+  static const std::shared_ptr<rocksdb::WriteBufferManager> manager =
+      std::make_shared<rocksdb::WriteBufferManager>(kMemtablesBytesTotal);
+  return manager;
+}
+
 Status from_rocks(const rocksdb::Status& status, const std::string& what) {
   if (status.IsCorruption()) return Status::corruption(what + ": " + status.ToString());
   return Status::io_error(what + ": " + status.ToString());
@@ -38,7 +69,14 @@ bool is_lock_error(const rocksdb::Status& status) {
 
 rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
   rocksdb::ColumnFamilyOptions options;
-  if (cf == Cf::kDue || cf == Cf::kReady) {
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = block_cache();
+  table.cache_index_and_filter_blocks = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  options.write_buffer_size = kWriteBufferBytes;
+  // events too: history trimming deletes each transaction's oldest event.
+  if (cf == Cf::kDue || cf == Cf::kReady || cf == Cf::kEvents) {
     options.table_properties_collector_factories.emplace_back(
         rocksdb::NewCompactOnDeletionCollectorFactory(kDeletionWindowEntries,
                                                       kDeletionTriggerEntries, kDeletionRatio));
@@ -59,6 +97,9 @@ std::vector<rocksdb::ColumnFamilyDescriptor> descriptors() {
 rocksdb::Status open_db(const std::string& dir, const RocksKv::Options& options,
                         std::vector<rocksdb::ColumnFamilyHandle*>* handles, rocksdb::DB** db) {
   rocksdb::DBOptions db_options;
+  db_options.write_buffer_manager = write_buffer_manager();
+  db_options.max_total_wal_size = kMaxTotalWalBytes;
+  db_options.keep_log_file_num = kInfoLogFilesKept;
   const bool writable = !options.read_only && options.secondary_path.empty();
   db_options.create_if_missing = writable && options.create_if_missing;
   db_options.create_missing_column_families = writable && options.create_if_missing;
@@ -77,6 +118,41 @@ rocksdb::Status open_db(const std::string& dir, const RocksKv::Options& options,
 std::string_view view(const rocksdb::Slice& slice) { return {slice.data(), slice.size()}; }
 
 }  // namespace
+
+// RocksKv::snapshot()'s view: reads at one RocksDB snapshot, released when
+// the view goes.
+class RocksSnapshotKv final : public Kv {
+ public:
+  explicit RocksSnapshotKv(RocksKv& owner) : owner_(owner), snapshot_(owner.db_->GetSnapshot()) {
+    read_options_.snapshot = snapshot_;
+    // The cache is filled as usual: with index blocks in the (bounded) cache,
+    // uncached reads would re-read an index block for every point read.
+  }
+  ~RocksSnapshotKv() override { owner_.db_->ReleaseSnapshot(snapshot_); }
+  RocksSnapshotKv(const RocksSnapshotKv&) = delete;
+  RocksSnapshotKv& operator=(const RocksSnapshotKv&) = delete;
+
+  Result<std::optional<std::string>> get(Cf cf, std::string_view key) override {
+    return owner_.get_with(read_options_, cf, key);
+  }
+  Status scan(Cf cf, std::string_view lower, std::string_view upper,
+              const KvVisitor& visit) override {
+    return owner_.scan_with(read_options_, cf, lower, upper, visit);
+  }
+  Status write(const KvBatch&) override {
+    return Status::invalid_argument("a snapshot of " + owner_.dir() + " is read-only");
+  }
+
+ private:
+  RocksKv& owner_;
+  const rocksdb::Snapshot* snapshot_;
+  rocksdb::ReadOptions read_options_;
+};
+
+std::unique_ptr<Kv> RocksKv::snapshot() {
+  TARDE_ASSERT(db_ != nullptr);
+  return std::make_unique<RocksSnapshotKv>(*this);
+}
 
 Result<std::unique_ptr<RocksKv>> RocksKv::open(const std::string& dir, const Options& options) {
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
@@ -129,21 +205,31 @@ rocksdb::ColumnFamilyHandle* RocksKv::handle(Cf cf) const {
 }
 
 Result<std::optional<std::string>> RocksKv::get(Cf cf, std::string_view key) {
+  return get_with(rocksdb::ReadOptions(), cf, key);
+}
+
+Status RocksKv::scan(Cf cf, std::string_view lower, std::string_view upper,
+                     const KvVisitor& visit) {
+  return scan_with(rocksdb::ReadOptions(), cf, lower, upper, visit);
+}
+
+Result<std::optional<std::string>> RocksKv::get_with(const rocksdb::ReadOptions& base, Cf cf,
+                                                     std::string_view key) {
   rocksdb::PinnableSlice value;
   rocksdb::Status status =
-      db_->Get(rocksdb::ReadOptions(), handle(cf), rocksdb::Slice(key.data(), key.size()), &value);
+      db_->Get(base, handle(cf), rocksdb::Slice(key.data(), key.size()), &value);
   if (status.IsNotFound()) return std::optional<std::string>();
   if (!status.ok()) return from_rocks(status, std::string("get in ") + cf_name(cf));
   return std::optional<std::string>(value.ToString());
 }
 
-Status RocksKv::scan(Cf cf, std::string_view lower, std::string_view upper,
-                     const KvVisitor& visit) {
+Status RocksKv::scan_with(const rocksdb::ReadOptions& base, Cf cf, std::string_view lower,
+                          std::string_view upper, const KvVisitor& visit) {
   if (!lower.empty() && !upper.empty() && lower >= upper) return Status::ok();
   // The bound slices are declared before the iterator so that they outlive it.
   const rocksdb::Slice lower_slice(lower.data(), lower.size());
   const rocksdb::Slice upper_slice(upper.data(), upper.size());
-  rocksdb::ReadOptions read_options;
+  rocksdb::ReadOptions read_options = base;
   // The lower bound lets RocksDB skip the tombstones below it instead of
   // stepping over them (see the queue-shaped note above).
   if (!lower.empty()) read_options.iterate_lower_bound = &lower_slice;

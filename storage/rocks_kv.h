@@ -12,6 +12,7 @@
 namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
+struct ReadOptions;
 }  // namespace rocksdb
 
 namespace tarde::storage {
@@ -57,6 +58,13 @@ class RocksKv final : public Kv {
   // invalid_argument on a read-only or secondary instance.
   [[nodiscard]] Status write(const KvBatch& batch) override;
 
+  // A read-only view of the store as it is now, unaffected by later writes:
+  // for a long read on another thread (the background invariant sweep) that
+  // must see one consistent state. Its write() fails
+  // with invalid_argument. Thread-safe like this RocksKv; it must be
+  // destroyed before this RocksKv is closed.
+  std::unique_ptr<Kv> snapshot();
+
   // Secondary only: replays what the primary has written since the last call
   // (TryCatchUpWithPrimary). invalid_argument on any other instance.
   [[nodiscard]] Status try_catch_up();
@@ -71,7 +79,13 @@ class RocksKv final : public Kv {
  private:
   RocksKv(std::string dir, Options options) : dir_(std::move(dir)), options_(std::move(options)) {}
 
+  friend class RocksSnapshotKv;
+
   rocksdb::ColumnFamilyHandle* handle(Cf cf) const;
+  Result<std::optional<std::string>> get_with(const rocksdb::ReadOptions& base, Cf cf,
+                                              std::string_view key);
+  Status scan_with(const rocksdb::ReadOptions& base, Cf cf, std::string_view lower,
+                   std::string_view upper, const KvVisitor& visit);
 
   std::string dir_;
   Options options_;
