@@ -51,8 +51,10 @@ struct SweepControl {
 // Checks every invariant over the whole store: each transaction's fields,
 // that it owns exactly the `due`, `ready` and `dead` entries its record
 // names, and that every such entry has its owner. This is what start-up
-// recovery runs and what `tarde-dump check` prints. Reads only; the cost is
-// one scan of each column family plus a point read per entry.
+// recovery runs (in the background) and what `tarde-dump check` prints. Reads
+// only; the cost is one scan of each column family plus a point read per
+// owned entry; an index holding more keys than the records own intact is
+// walked again with a point read of each entry's owner, to name the orphans.
 // With a control, progress is counted in it and a cancel stops the sweep.
 [[nodiscard]] Status sweep_invariants(storage::Store& store, Sweep* sweep,
                                       SweepControl* control = nullptr);

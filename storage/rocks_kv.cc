@@ -37,6 +37,7 @@ static_assert(kDeletionTriggerEntries <= kDeletionWindowEntries);
 // kWriteBufferBytes. The WAL is kept short so that a column family that is
 // rarely written (meta, dead) cannot pin old WAL files on disk.
 constexpr size_t kBlockCacheBytes = 32u << 20;
+constexpr double kIndexCacheShare = 0.5;
 constexpr size_t kMemtablesBytesTotal = 64u << 20;
 constexpr size_t kWriteBufferBytes = 16u << 20;
 constexpr uint64_t kMaxTotalWalBytes = 64u << 20;
@@ -46,7 +47,11 @@ static_assert(kWriteBufferBytes * 2 <= kMemtablesBytesTotal);
 
 // Shared by every open RocksKv of the process (a server opens one).
 const std::shared_ptr<rocksdb::Cache>& block_cache() {
-  static const std::shared_ptr<rocksdb::Cache> cache = rocksdb::NewLRUCache(kBlockCacheBytes);
+  // Half the cache is kept for index and filter blocks (high priority), so
+  // that random data reads (a background sweep) cannot evict them: a get
+  // whose index partition is gone re-reads it.
+  static const std::shared_ptr<rocksdb::Cache> cache =
+      rocksdb::NewLRUCache(kBlockCacheBytes, -1, false, kIndexCacheShare);
   return cache;
 }
 
@@ -72,7 +77,13 @@ rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = block_cache();
   table.cache_index_and_filter_blocks = true;
+  table.cache_index_and_filter_blocks_with_high_priority = true;
   table.pin_l0_filter_and_index_blocks_in_cache = true;
+  // Partitioned index: a point read loads one 4 KB index partition, not a
+  // table file's whole index (hundreds of KB in a big `tx` file).
+  table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
+  table.metadata_block_size = 4096;
+  table.pin_top_level_index_and_filter = true;
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   options.write_buffer_size = kWriteBufferBytes;
   // events too: history trimming deletes each transaction's oldest event.

@@ -102,7 +102,10 @@ Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t 
       TxPlan plan;
       plan.queue = kQueue;
       plan.max_attempts = 3;
-      plan.delay_ms = 300 + static_cast<int64_t>(rng() % 1200);
+      // Due after the kill and restart that follow the burst (they take well
+      // under a second), within the armed life (3 s): the restart must find
+      // more than a page still due, whatever fired while the burst was sent.
+      plan.delay_ms = 1000 + static_cast<int64_t>(rng() % 1500);
       plan.payload = "burst";
       const std::string id = "burst-" + std::to_string(seed % 100'000) + "-" + std::to_string(done);
       recorder.plan(id, plan);
