@@ -78,10 +78,12 @@ struct HandOut {
 // How many events of its history each transaction keeps: a transition that
 // writes event n deletes event n - kHistoryEventsKept in the same batch, so
 // a transaction that cycles forever takes bounded space (docs/design.md
-// "Disk"). 16 holds the whole story of a typical transaction (ENQUEUE, then
-// about three events per attempt with the default 4 attempts) and the recent
-// past of a long one.
-inline constexpr uint64_t kHistoryEventsKept = 16;
+// "Disk"). 8 holds the last two or three attempts (about three events each:
+// the answer, the timer, a failed delivery) and keeps a churning store's
+// events no bigger than its records: with 16, a set of transactions
+// retrying for ten minutes grew its disk to well over twice the size it had
+// after one minute.
+inline constexpr uint64_t kHistoryEventsKept = 8;
 
 // Ready sequence numbers are reserved on disk (meta "ready_seq_reserved") a
 // block at a time, in the batch of the transition that first needs the next
@@ -139,7 +141,9 @@ class Engine {
     // Due timers handled per call of run_timers, so that a burst of fires
     // never starves connections (docs/design.md "Time": move due retries to ready
     // in bounded chunks).
-    size_t fires_per_turn = 1024;
+    // 256: a burst's first fires commit (and reach a waiting RESERVE) after
+    // a short chunk rather than a long one.
+    size_t fires_per_turn = 256;
     ReadyQueue::Options ready;
   };
 

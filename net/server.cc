@@ -21,6 +21,11 @@ constexpr auto kShutdownGrace = std::chrono::seconds(5);
 // How often idle connections are looked for: --idle-timeout is honoured to
 // within this.
 constexpr auto kIdleSweepInterval = std::chrono::seconds(1);
+// Fired retries live in the overlay (memory) until their group commits. A
+// burst of due retries fires faster than the disk commits, so above this
+// many uncommitted keys (about 3,000 fires, a few MB) firing waits for the
+// next commit: memory stays flat however many retries fall due at once.
+constexpr size_t kTimerStagedKeysMax = 16384;
 
 Result<std::string> read_token_file(const std::string& path) {
   struct stat info {};
@@ -196,6 +201,11 @@ void Server::on_commit(uint64_t seq, const Status& status) {
     if (!reloaded.is_ok()) spdlog::error("reloading after a failed commit: {}", reloaded.to_string());
     sweep_->start();
   }
+  if (timers_after_commit_ && !shutting_down_) {
+    timers_after_commit_ = false;
+    timer_at_ms_.reset();
+    asio::post(io_, [this] { on_timer(); });
+  }
   auto waiters = std::move(commit_waiters_);
   commit_waiters_.clear();
   for (auto& [raw, weak] : waiters) {
@@ -247,6 +257,12 @@ void Server::arm_timer() {
 }
 
 void Server::on_timer() {
+  if (staged_->overlay_size() > kTimerStagedKeysMax) {
+    timers_after_commit_ = true;
+    timer_at_ms_ = INT64_MIN;  // not re-armed until on_commit resumes firing
+    committer_->kick();
+    return;
+  }
   timer_at_ms_.reset();
   auto more = engine_->run_timers();
   TARDE_CRASH_POINT("timer.after_fire");

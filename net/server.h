@@ -107,6 +107,7 @@ class Server {
   std::unordered_map<Session*, std::weak_ptr<Session>> commit_waiters_;
   std::set<std::string> signaled_;
   bool serve_posted_ = false;
+  bool timers_after_commit_ = false;  // firing paused until the next commit
   bool shutting_down_ = false;
   uint16_t port_ = 0;
   uint64_t next_session_id_ = 1;

@@ -29,18 +29,19 @@ constexpr double kDeletionRatio = 0.5;
 static_assert(kDeletionTriggerEntries <= kDeletionWindowEntries);
 
 // RocksDB's own memory, bounded whatever the data size (docs/design.md
-// "Memory"). One LRU block cache for every column family holds data blocks
+// "Memory"): at most about 56 MB once cache and memtables are full, which is
+// what a burst of fires grows the server by. One LRU block cache for every column family holds data blocks
 // and also the index and filter blocks, which otherwise stay in memory per
 // table file and grow with the store (about 25 MB of index at ten million
 // transactions). Memtables of all column families together are capped by
 // one write buffer manager; each column family's memtable is switched at
 // kWriteBufferBytes. The WAL is kept short so that a column family that is
 // rarely written (meta, dead) cannot pin old WAL files on disk.
-constexpr size_t kBlockCacheBytes = 32u << 20;
+constexpr size_t kBlockCacheBytes = 24u << 20;
 constexpr double kIndexCacheShare = 0.5;
-constexpr size_t kMemtablesBytesTotal = 64u << 20;
-constexpr size_t kWriteBufferBytes = 16u << 20;
-constexpr uint64_t kMaxTotalWalBytes = 64u << 20;
+constexpr size_t kMemtablesBytesTotal = 32u << 20;
+constexpr size_t kWriteBufferBytes = 8u << 20;
+constexpr uint64_t kMaxTotalWalBytes = 32u << 20;
 // Info LOG files kept: one per start otherwise piles up to RocksDB's 1000.
 constexpr size_t kInfoLogFilesKept = 4;
 static_assert(kWriteBufferBytes * 2 <= kMemtablesBytesTotal);
