@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "storage/assert.h"
+#include "storage/keys.h"
 
 namespace tarde::engine {
 
@@ -56,6 +57,9 @@ uint32_t due_attempt(const TxRecord& rec) {
   return rec.due_kind == DueKind::kRetry ? rec.next_attempt : rec.attempt;
 }
 
+// A count for people: a change-only count may dip below zero while counting.
+uint64_t non_negative(int64_t n) { return n < 0 ? 0 : static_cast<uint64_t>(n); }
+
 }  // namespace
 
 Engine::Engine(storage::Store& store, Clock& clock, Random& random, Options options)
@@ -69,7 +73,8 @@ Engine::Engine(storage::Store& store, Clock& clock, Random& random, Options opti
 Engine::QueueState& Engine::queue_state(std::string_view queue) {
   auto it = queues_.find(queue);
   if (it != queues_.end()) return it->second;
-  QueueState& state = queues_[std::string(queue)];
+  const std::string name(queue);
+  QueueState& state = queues_.try_emplace(name, name, options_.ready).first->second;
   state.bucket.configure(state.config.rate, clock_.now_wall_ms());
   return state;
 }
@@ -119,8 +124,20 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
                              after.next_attempt, cause,
                              std::string(reason)};
   batch.put_event(after.tx_id, after.events, event);
+  if (after.events >= kHistoryEventsKept) {
+    batch.delete_event(after.tx_id, after.events - kHistoryEventsKept);
+  }
   after.events += 1;
   batch.put_tx(after);
+  // A ready seq at or above the reservation is about to be written (or was
+  // drawn): reserve the next block in the same batch.
+  const bool reserve_seqs = next_ready_seq_ > ready_seq_reserved_;
+  const uint64_t reserved = next_ready_seq_ + kReadySeqBlock;
+  if (reserve_seqs) {
+    std::string value;
+    storage::append_be64(&value, reserved);
+    batch.put_meta(storage::kMetaReadySeqKey, value);
+  }
 
   const IndexChanges changed = changes_between(before, after);
   if (changed.due && before && before->due_kind != DueKind::kNone) {
@@ -140,6 +157,7 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
   if (!changed.was_dead && after.dead_lettered) batch.put_dead(letter_of(after, now_ms));
 
   TARDE_RETURN_IF_ERROR(store_.write(batch));
+  if (reserve_seqs) ready_seq_reserved_ = reserved;
   apply_memory(before, after);
   if (transition_listener_) transition_listener_(TransitionNote{before, &after, cause, reason});
   return Status::ok();
@@ -162,12 +180,13 @@ void Engine::apply_memory(const TxRecord* before, const TxRecord& after) {
 
   QueueState& queue = queue_state(after.queue);
   if (changed.ready && before && before->ready_seq != 0) {
-    queue.ready.erase(ReadyKey{before->ready_at_ms, before->ready_seq});
+    queue.ready.on_erase({before->ready_at_ms, before->ready_seq});
+    queue.owned_ready -= 1;
     drop_lease(after.tx_id);
   }
   if (changed.ready && after.ready_seq != 0) {
-    queue.ready.emplace(ReadyKey{after.ready_at_ms, after.ready_seq},
-                        ReadyItem{after.tx_id, after.next_attempt});
+    queue.ready.on_put({after.ready_at_ms, after.ready_seq}, {after.tx_id, after.next_attempt});
+    queue.owned_ready += 1;
     notify_ready(after.queue, after.ready_at_ms);
   }
   if (changed.was_dead && !after.dead_lettered) queue.dead -= 1;
@@ -210,15 +229,25 @@ Result<TxReply> Engine::enqueue(const EnqueueArgs& args) {
 Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint64_t conn) {
   QueueState& queue = queue_state(queue_name);
   const int64_t now_ms = clock_.now_wall_ms();
-  while (!queue.ready.empty()) {
-    auto front = queue.ready.begin();
-    if (front->first.first > now_ms) return std::optional<HandOut>();
-    auto found = store_.get_tx(front->second.tx_id);
+  while (true) {
+    auto front = queue.ready.front(store_);
+    if (!front.is_ok()) return front.status();
+    if (!front.value()) return std::optional<HandOut>();
+    const auto& [key, item] = *front.value();
+    if (key.first > now_ms) {  // released with a delay: wake waiters then
+      arm_wake(queue, std::string(queue_name), key.first);
+      return std::optional<HandOut>();
+    }
+    if (leases_.count(item.tx_id) != 0) {
+      queue.ready.pop_front();  // its leased request, read again by a later page
+      continue;
+    }
+    auto found = store_.get_tx(item.tx_id);
     if (!found.is_ok()) return found.status();
     const std::optional<TxRecord>& rec = found.value();
-    if (!rec || rec->state != TxState::kSending || rec->ready_seq != front->first.second ||
-        rec->next_attempt != front->second.attempt) {
-      queue.ready.erase(front);  // not owned by its transaction: stale, harmless
+    if (!rec || rec->state != TxState::kSending || rec->ready_seq != key.second ||
+        rec->next_attempt != item.attempt) {
+      queue.ready.pop_front();  // not owned by its transaction: stale, harmless
       count_stale("ready");
       continue;
     }
@@ -231,11 +260,7 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
       wake_ms = queue.bucket.next_token_ms(now_ms);
     }
     if (wake_ms != 0) {
-      if (queue.wake_at_ms <= now_ms || wake_ms < queue.wake_at_ms) {
-        queue.wake_at_ms = wake_ms;
-        memory_timers_.insert(wake_ms, MemoryTimer{MemoryTimer::Kind::kReadyWake,
-                                                   std::string(queue_name), 0});
-      }
+      arm_wake(queue, std::string(queue_name), wake_ms);
       return std::optional<HandOut>();
     }
     if (queue.config.breaker) {
@@ -253,11 +278,19 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     leases_[rec->tx_id] = lease;
     leases_by_conn_[conn].insert(rec->tx_id);
     queue.leased += 1;
-    queue.ready.erase(front);
+    queue.ready.pop_front();
     return std::optional<HandOut>(
         HandOut{rec->tx_id, rec->next_attempt, rec->deliveries + 1, rec->payload});
   }
-  return std::optional<HandOut>();
+}
+
+// Arms one wake of the queue's waiters at wake_ms, unless one no later is
+// already armed.
+void Engine::arm_wake(QueueState& queue, const std::string& queue_name, int64_t wake_ms) {
+  const int64_t now_ms = clock_.now_wall_ms();
+  if (queue.wake_at_ms > now_ms && queue.wake_at_ms <= wake_ms) return;
+  queue.wake_at_ms = wake_ms;
+  memory_timers_.insert(wake_ms, MemoryTimer{MemoryTimer::Kind::kReadyWake, queue_name, 0});
 }
 
 Result<TxReply> Engine::sent(std::string_view tx_id, uint32_t attempt) {
@@ -367,12 +400,15 @@ Status Engine::set_config(std::string_view queue_name, const storage::QueueConfi
 
 EngineStats Engine::stats() const {
   EngineStats stats;
-  stats.by_state = by_state_;
-  for (size_t i = 1; i < by_state_.size(); ++i) stats.transactions += by_state_[i];
+  int64_t transactions = 0;
+  for (size_t i = 0; i < by_state_.size(); ++i) stats.by_state[i] = non_negative(by_state_[i]);
+  for (size_t i = 1; i < by_state_.size(); ++i) transactions += by_state_[i];
+  stats.transactions = non_negative(transactions);
   for (const auto& [name, queue] : queues_) {
-    stats.ready += queue.ready.size();
-    stats.dead_letters += queue.dead;
+    stats.ready += non_negative(queue.owned_ready - static_cast<int64_t>(queue.leased));
+    stats.dead_letters += non_negative(queue.dead);
   }
+  stats.counting = counting_;
   stats.leased = leases_.size();
   stats.due_in_memory = due_.in_memory();
   stats.fired = fired_;
@@ -390,10 +426,11 @@ std::vector<std::string> Engine::queue_names() const {
 Engine::QueueFigures Engine::queue_figures(std::string_view queue_name) {
   QueueState& queue = queue_state(queue_name);
   QueueFigures figures;
-  figures.ready = queue.ready.size();
-  figures.dead = queue.dead;
+  figures.ready = non_negative(queue.owned_ready - static_cast<int64_t>(queue.leased));
+  figures.dead = non_negative(queue.dead);
   figures.leased = queue.leased;
-  figures.oldest_ready_at_ms = queue.ready.empty() ? 0 : queue.ready.begin()->first.first;
+  const std::optional<ReadyQueue::Key> oldest = queue.ready.front_in_memory();
+  figures.oldest_ready_at_ms = oldest ? oldest->first : 0;
   figures.breaker = queue.breaker.state(clock_.now_wall_ms());
   report_breaker(std::string(queue_name), queue);
   return figures;

@@ -17,6 +17,7 @@
 #include "engine/clock.h"
 #include "engine/due_timers.h"
 #include "engine/random.h"
+#include "engine/ready_queue.h"
 #include "engine/timer_wheel.h"
 #include "engine/token_bucket.h"
 #include "engine/transitions.h"
@@ -74,6 +75,22 @@ struct HandOut {
   std::string payload;
 };
 
+// How many events of its history each transaction keeps: a transition that
+// writes event n deletes event n - kHistoryEventsKept in the same batch, so
+// a transaction that cycles forever takes bounded space (docs/design.md
+// "Disk"). 8 holds the last two or three attempts (about three events each:
+// the answer, the timer, a failed delivery) and keeps a churning store's
+// events no bigger than its records: with 16, a set of transactions
+// retrying for ten minutes grew its disk to well over twice the size it had
+// after one minute.
+inline constexpr uint64_t kHistoryEventsKept = 8;
+
+// Ready sequence numbers are reserved on disk (meta "ready_seq_reserved") a
+// block at a time, in the batch of the transition that first needs the next
+// block, so that start-up knows a number above every one in use without
+// scanning the ready index. One meta write per this many ready entries.
+inline constexpr uint64_t kReadySeqBlock = 1u << 20;
+
 // Figures for STATS and metrics, counted as the engine goes.
 struct EngineStats {
   std::array<uint64_t, 6> by_state{};  // indexed by storage::TxState
@@ -84,12 +101,20 @@ struct EngineStats {
   uint64_t due_in_memory = 0;
   uint64_t fired = 0;
   uint64_t stale = 0;
+  // True until the background sweep has counted what was stored at start:
+  // until then by_state, transactions, ready and dead_letters cover only
+  // what changed since the start.
+  bool counting = false;
   // Stale, duplicate and late messages dropped, by the command or event that
   // carried them (SENT, RESPOND, RELEASE, RESOLVE, REDRIVE, timer, ready).
   std::map<std::string, uint64_t> stale_by_kind;
 };
 
-// What start-up recovery found and did.
+struct Sweep;
+struct Violation;
+
+// What start-up recovery found and did. After start_recovery() only
+// due_in_memory and took_ms are known; recover() fills in the rest.
 struct RecoveryReport {
   uint64_t transactions = 0;
   uint64_t ready = 0;
@@ -116,17 +141,37 @@ class Engine {
     // Due timers handled per call of run_timers, so that a burst of fires
     // never starves connections (docs/design.md "Time": move due retries to ready
     // in bounded chunks).
-    size_t fires_per_turn = 1024;
+    // 256: a burst's first fires commit (and reach a waiting RESERVE) after
+    // a short chunk rather than a long one.
+    size_t fires_per_turn = 256;
+    ReadyQueue::Options ready;
   };
 
   Engine(storage::Store& store, Clock& clock, Random& random, Options options);
   Engine(storage::Store& store, Clock& clock, Random& random)
       : Engine(store, clock, random, Options{}) {}
 
-  // Rebuilds all memory from the store: queue configurations, ready queues,
-  // dead-letter counts, state counts and the timer horizon; repairs what the
-  // invariant sweep finds. Must be called before any command.
+  // Rebuilds all memory from the store, synchronously: start_recovery(),
+  // then the invariant sweep over the store and finish_recovery(). For tools
+  // and tests; the server runs the sweep in the background instead.
   [[nodiscard]] Status recover(RecoveryReport* report);
+
+  // The part of recovery that serving needs, in time independent of the
+  // store's size: format check, queue configurations, the ready sequence's
+  // high-water mark and the first page of the due index (ready queues page
+  // in on first use). Counts start at zero and stats().counting is true
+  // until finish_recovery(). Must be called before any command; also after
+  // a failed commit (memory ahead of the disk is thrown away).
+  [[nodiscard]] Status start_recovery(RecoveryReport* report);
+
+  // Completes recovery with the result of sweep_invariants() over the store
+  // as it was when start_recovery() returned (a snapshot, swept on another
+  // thread): adds its counts to what changed since, then re-checks each
+  // violation against the store as it is now and repairs those that still
+  // hold (missing entries rebuilt from their owner, orphans deleted), in one
+  // batch, bringing memory in line. `repairs` gets one line per repair and
+  // per record left alone. Requires: start_recovery() was the last recovery.
+  [[nodiscard]] Status finish_recovery(const Sweep& sweep, std::vector<std::string>* repairs);
 
   // Commands. Each returns the reply for a transaction, or the storage error
   // that stopped it (nothing changed then). `conn` identifies the connection
@@ -192,16 +237,16 @@ class Engine {
   QueueFigures queue_figures(std::string_view queue);
 
  private:
-  struct ReadyItem {
-    std::string tx_id;
-    uint32_t attempt = 0;
-  };
-  using ReadyKey = std::pair<int64_t, uint64_t>;  // (ready_at_ms, seq)
   struct QueueState {
+    QueueState(const std::string& name, ReadyQueue::Options options) : ready(name, options) {}
     storage::QueueConfig config;
-    std::map<ReadyKey, ReadyItem> ready;  // requests not leased, in hand-out order
+    ReadyQueue ready;  // the paged head of requests not leased, in hand-out order
+    // Requests owned by a transaction (leased ones included) and dead
+    // letters. While counting, only what changed since the start (may be
+    // negative until the sweep's counts are added).
+    int64_t owned_ready = 0;
+    int64_t dead = 0;
     uint64_t leased = 0;
-    uint64_t dead = 0;
     TokenBucket bucket;
     Breaker breaker;
     std::string probe_tx_id;  // the half-open breaker's probe, if out
@@ -227,13 +272,14 @@ class Engine {
   void apply_memory(const storage::TxRecord* before, const storage::TxRecord& after);
   void drop_lease(const std::string& tx_id);
   void notify_ready(const std::string& queue, int64_t ready_at_ms);
+  void arm_wake(QueueState& queue, const std::string& queue_name, int64_t wake_ms);
   Status fire_due(const storage::DueEntry& entry);
   Status purge(const storage::TxRecord& rec);
   Status expire_lease(const std::string& tx_id, uint64_t lease_id);
   Status end_delivery(const std::string& tx_id, uint32_t attempt, int64_t delay_ms,
                       std::string_view reason, Result<TxReply>* reply);
-  Status load_ready(RecoveryReport* report);
-  Status load_transactions(RecoveryReport* report);
+  Status load_ready_seq();
+  void apply_repairs(const std::vector<Violation>& repaired);
 
   storage::Store& store_;
   Clock& clock_;
@@ -248,8 +294,10 @@ class Engine {
   std::function<void(const std::string&)> ready_listener_;
   std::function<void(const TransitionNote&)> transition_listener_;
   std::function<void(const std::string&, Breaker::State)> breaker_listener_;
-  std::array<uint64_t, 6> by_state_{};
+  std::array<int64_t, 6> by_state_{};  // while counting: changes since the start
+  bool counting_ = false;
   uint64_t next_ready_seq_ = 1;
+  uint64_t ready_seq_reserved_ = 0;  // every seq below it is covered on disk
   uint64_t next_lease_id_ = 1;
   uint64_t fired_ = 0;
   uint64_t stale_ = 0;

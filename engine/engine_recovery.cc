@@ -1,12 +1,32 @@
-// Engine::recover: rebuilding memory from the store at start-up, or after a
-// failed commit left memory ahead of the disk.
+// Engine recovery: rebuilding memory from the store at start-up, or after a
+// failed commit left memory ahead of the disk. start_recovery() does only
+// what serving needs, in time independent of the store's size; the
+// invariant sweep and the counts it yields come later (finish_recovery), from
+// a sweep the server runs on a snapshot in the background (docs/design.md
+// "Recovery").
 #include "engine/engine.h"
 #include "engine/invariants.h"
 #include "storage/crash_point.h"
+#include "storage/keys.h"
 
 namespace tarde::engine {
 
 Status Engine::recover(RecoveryReport* report) {
+  TARDE_RETURN_IF_ERROR(start_recovery(report));
+  const int64_t started_ms = clock_.now_steady_ms() - report->took_ms;
+  Sweep sweep;
+  TARDE_RETURN_IF_ERROR(sweep_invariants(store_, &sweep));
+  TARDE_RETURN_IF_ERROR(finish_recovery(sweep, &report->repairs));
+  report->transactions = sweep.transactions;
+  for (const auto& [name, counts] : sweep.queues) {
+    report->ready += counts.ready;
+    report->dead_letters += counts.dead;
+  }
+  report->took_ms = clock_.now_steady_ms() - started_ms;
+  return Status::ok();
+}
+
+Status Engine::start_recovery(RecoveryReport* report) {
   const int64_t started_ms = clock_.now_steady_ms();
   *report = RecoveryReport{};
   TARDE_RETURN_IF_ERROR(store_.ensure_format());
@@ -16,45 +36,89 @@ Status Engine::recover(RecoveryReport* report) {
   leases_.clear();
   leases_by_conn_.clear();
   pending_fires_.clear();
+  by_state_ = {};
+  counting_ = true;
   memory_timers_ = TimerWheel<MemoryTimer>(now_ms);
   TARDE_RETURN_IF_ERROR(
       store_.scan_queue_configs([&](const std::string& name, const storage::QueueConfig& config) {
-        QueueState& queue = queues_[name];
+        QueueState& queue = queue_state(name);
         queue.config = config;
         queue.bucket.configure(config.rate, now_ms);
         return true;
       }));
-
-  Sweep sweep;
-  TARDE_RETURN_IF_ERROR(sweep_invariants(store_, &sweep));
-  TARDE_RETURN_IF_ERROR(repair_violations(store_, sweep.violations, &report->repairs));
-  TARDE_CRASH_POINT("recovery.after_repair");
-  for (const Violation& v : sweep.violations) {
-    if (v.kind == Violation::Kind::kBadRecord) report->repairs.push_back("left alone: " + v.text);
-  }
-  by_state_ = sweep.by_state;
-  report->transactions = sweep.transactions;
-
-  TARDE_RETURN_IF_ERROR(store_.scan_all_ready([&](const storage::ReadyEntry& entry) {
-    queue_state(entry.queue).ready.emplace(ReadyKey{entry.ready_at_ms, entry.seq},
-                                           ReadyItem{entry.tx_id, entry.attempt});
-    if (entry.seq >= next_ready_seq_) next_ready_seq_ = entry.seq + 1;
-    if (entry.ready_at_ms > now_ms) {  // released with a delay: wake waiters then
-      memory_timers_.insert(entry.ready_at_ms,
-                            MemoryTimer{MemoryTimer::Kind::kReadyWake, entry.queue, 0});
-    }
-    report->ready += 1;
-    return true;
-  }));
-  TARDE_RETURN_IF_ERROR(store_.scan_all_dead([&](const storage::DeadLetter& letter) {
-    queue_state(letter.queue).dead += 1;
-    report->dead_letters += 1;
-    return true;
-  }));
+  TARDE_RETURN_IF_ERROR(load_ready_seq());
   TARDE_RETURN_IF_ERROR(due_.start(now_ms));
   report->due_in_memory = due_.in_memory();
   report->took_ms = clock_.now_steady_ms() - started_ms;
   return Status::ok();
+}
+
+// The next ready sequence number: the reserved high-water mark on disk, or,
+// for a store written before it existed, one past the largest in use (a
+// scan, once: the first ready entry written then stores a reservation).
+Status Engine::load_ready_seq() {
+  auto stored = store_.get_meta(storage::kMetaReadySeqKey);
+  if (!stored.is_ok()) return stored.status();
+  if (stored.value()) {
+    if (stored.value()->size() != 8) {
+      return Status::corruption("meta ready_seq_reserved: not 8 bytes");
+    }
+    next_ready_seq_ = std::max<uint64_t>(1, storage::read_be64(*stored.value()));
+    ready_seq_reserved_ = next_ready_seq_;
+    return Status::ok();
+  }
+  next_ready_seq_ = 1;
+  TARDE_RETURN_IF_ERROR(store_.scan_all_ready([&](const storage::ReadyEntry& entry) {
+    next_ready_seq_ = std::max(next_ready_seq_, entry.seq + 1);
+    return true;
+  }));
+  ready_seq_reserved_ = next_ready_seq_;
+  return Status::ok();
+}
+
+Status Engine::finish_recovery(const Sweep& sweep, std::vector<std::string>* repairs) {
+  TARDE_ASSERT(counting_);
+  for (size_t i = 0; i < by_state_.size(); ++i) {
+    by_state_[i] += static_cast<int64_t>(sweep.by_state[i]);
+  }
+  for (const auto& [name, counts] : sweep.queues) {
+    QueueState& queue = queue_state(name);
+    queue.owned_ready += static_cast<int64_t>(counts.ready);
+    queue.dead += static_cast<int64_t>(counts.dead);
+  }
+  counting_ = false;
+
+  std::vector<Violation> still;
+  TARDE_RETURN_IF_ERROR(still_violated(store_, sweep.violations, &still));
+  TARDE_RETURN_IF_ERROR(repair_violations(store_, still, repairs));
+  TARDE_CRASH_POINT("recovery.after_repair");
+  apply_repairs(still);
+  for (const Violation& v : still) {
+    if (v.kind == Violation::Kind::kBadRecord) repairs->push_back("left alone: " + v.text);
+  }
+  return Status::ok();
+}
+
+// Brings memory in line with repairs just written: rebuilt timers and
+// requests join the pagers, deleted orphans leave them.
+void Engine::apply_repairs(const std::vector<Violation>& repaired) {
+  for (const Violation& v : repaired) {
+    const storage::TxRecord& rec = v.record;
+    if (v.kind == Violation::Kind::kMissingIndex && v.cf == storage::Cf::kDue) {
+      due_.on_put({rec.due_at_ms, rec.tx_id, rec.due_kind,
+                   rec.due_kind == storage::DueKind::kRetry ? rec.next_attempt : rec.attempt});
+    } else if (v.kind == Violation::Kind::kMissingIndex && v.cf == storage::Cf::kReady) {
+      queue_state(rec.queue).ready.on_put({rec.ready_at_ms, rec.ready_seq},
+                                          {rec.tx_id, rec.next_attempt});
+      notify_ready(rec.queue, rec.ready_at_ms);
+    } else if (v.kind == Violation::Kind::kOrphanIndex && v.cf == storage::Cf::kDue) {
+      auto key = storage::decode_due_key(v.key);
+      if (key.is_ok()) due_.on_delete(key->fire_at_ms, key->tx_id);
+    } else if (v.kind == Violation::Kind::kOrphanIndex && v.cf == storage::Cf::kReady) {
+      auto key = storage::decode_ready_key(v.key);
+      if (key.is_ok()) queue_state(key->queue).ready.on_erase({key->ready_at_ms, key->seq});
+    }
+  }
 }
 
 }  // namespace tarde::engine

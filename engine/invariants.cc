@@ -1,5 +1,7 @@
 #include "engine/invariants.h"
 
+#include <functional>
+
 #include "storage/codec.h"
 #include "storage/keys.h"
 
@@ -75,8 +77,14 @@ uint32_t due_attempt(const TxRecord& rec) {
 }
 
 // The index entries a record names must be there, with matching values.
-Status check_owned(storage::Store& store, const TxRecord& rec, std::vector<Violation>* out) {
+// `present`, when given, counts the owned entries found intact, by index
+// (0 due, 1 ready, 2 dead).
+Status check_owned(storage::Store& store, const TxRecord& rec, std::vector<Violation>* out,
+                   std::array<uint64_t, 3>* present = nullptr) {
   storage::Kv& kv = store.kv();
+  auto found = [present](size_t index) {
+    if (present != nullptr) (*present)[index] += 1;
+  };
   if (rec.due_kind != DueKind::kNone) {
     auto value = kv.get(Cf::kDue, storage::due_key(rec.due_at_ms, rec.tx_id));
     if (!value.is_ok()) return value.status();
@@ -86,6 +94,7 @@ Status check_owned(storage::Store& store, const TxRecord& rec, std::vector<Viola
       ok = due.is_ok() && due->kind == rec.due_kind && due->attempt == due_attempt(rec);
     }
     if (!ok) out->push_back(missing(rec, Cf::kDue, "its timer is missing from due"));
+    if (ok) found(0);
   }
   if (rec.ready_seq != 0) {
     auto value = kv.get(Cf::kReady, storage::ready_key(rec.queue, rec.ready_at_ms, rec.ready_seq));
@@ -96,30 +105,63 @@ Status check_owned(storage::Store& store, const TxRecord& rec, std::vector<Viola
       ok = ready.is_ok() && ready->tx_id == rec.tx_id && ready->attempt == rec.next_attempt;
     }
     if (!ok) out->push_back(missing(rec, Cf::kReady, "its request is missing from ready"));
+    if (ok) found(1);
   }
   if (rec.dead_lettered) {
     auto letter = store.get_dead(rec.queue, rec.tx_id);
     if (!letter.is_ok()) return letter.status();
     if (!letter.value()) out->push_back(missing(rec, Cf::kDead, "its dead letter is missing"));
+    if (letter.value()) found(2);
   }
   return Status::ok();
 }
 
-Status check_transactions(storage::Store& store, Sweep* sweep) {
+// Counts one visit; false when the sweep was told to stop.
+bool keep_going(SweepControl* control) {
+  if (control == nullptr) return true;
+  control->scanned.fetch_add(1, std::memory_order_relaxed);
+  return !control->cancel.load(std::memory_order_relaxed);
+}
+
+Status cancelled() { return Status::shutting_down("invariant sweep cancelled"); }
+
+bool owns_due(const TxRecord& owner, const storage::DueEntry& e) {
+  return owner.due_kind == e.kind && owner.due_at_ms == e.fire_at_ms;
+}
+
+bool owns_ready(const TxRecord& owner, const storage::ReadyEntry& e) {
+  return owner.queue == e.queue && owner.ready_seq == e.seq && owner.ready_at_ms == e.ready_at_ms;
+}
+
+bool owns_dead(const TxRecord& owner, const storage::DeadLetter& l) {
+  return owner.queue == l.queue && owner.dead_lettered;
+}
+
+Status check_transactions(storage::Store& store, Sweep* sweep, SweepControl* control,
+                          std::array<uint64_t, 3>* present) {
   Status inner;
+  bool stopped = false;
   Status scan = store.scan_tx([&](const TxRecord& rec) {
+    if (!keep_going(control)) {
+      stopped = true;
+      return false;
+    }
     sweep->transactions += 1;
     sweep->by_state[static_cast<size_t>(rec.state)] += 1;
+    if (rec.ready_seq != 0) sweep->queues[rec.queue].ready += 1;
+    if (rec.dead_lettered) sweep->queues[rec.queue].dead += 1;
     const std::string problem = field_problem(rec);
     if (!problem.empty()) {
       Violation v;
       v.text = rec.tx_id + ": " + problem;
+      v.record = rec;
       sweep->violations.push_back(std::move(v));
     }
-    inner = check_owned(store, rec, &sweep->violations);
+    inner = check_owned(store, rec, &sweep->violations, present);
     return inner.is_ok();
   });
   TARDE_RETURN_IF_ERROR(scan);
+  if (stopped) return cancelled();
   return inner;
 }
 
@@ -127,9 +169,13 @@ Status check_transactions(storage::Store& store, Sweep* sweep) {
 // transaction is gone) and records an orphan for each entry `owns` rejects.
 template <typename Entry, typename Scan, typename Owns, typename KeyOf>
 Status check_index(storage::Store& store, Cf cf, const char* what, Scan scan, Owns owns,
-                   KeyOf key_of, Sweep* sweep) {
+                   KeyOf key_of, Sweep* sweep, SweepControl* control) {
   Status inner;
   Status scanned = scan([&](const Entry& entry) {
+    if (!keep_going(control)) {
+      inner = cancelled();
+      return false;
+    }
     auto rec = store.get_tx(entry.tx_id);
     if (!rec.is_ok()) {
       inner = rec.status();
@@ -144,48 +190,136 @@ Status check_index(storage::Store& store, Cf cf, const char* what, Scan scan, Ow
   return inner;
 }
 
-Status check_due(storage::Store& store, Sweep* sweep) {
+constexpr const char* kOrphanDue = "no transaction owns this timer";
+constexpr const char* kOrphanReady = "no transaction owns this request";
+constexpr const char* kOrphanDead = "no transaction owns this dead letter";
+
+Status check_due(storage::Store& store, Sweep* sweep, SweepControl* control) {
   return check_index<storage::DueEntry>(
-      store, Cf::kDue, "no transaction owns this timer",
-      [&](const auto& visit) { return store.scan_due(nullptr, INT64_MAX, visit); },
-      [](const TxRecord& owner, const storage::DueEntry& e) {
-        return owner.due_kind == e.kind && owner.due_at_ms == e.fire_at_ms;
-      },
-      [](const storage::DueEntry& e) { return storage::due_key(e.fire_at_ms, e.tx_id); }, sweep);
+      store, Cf::kDue, kOrphanDue,
+      [&](const auto& visit) { return store.scan_due(nullptr, INT64_MAX, visit); }, owns_due,
+      [](const storage::DueEntry& e) { return storage::due_key(e.fire_at_ms, e.tx_id); }, sweep,
+      control);
 }
 
-Status check_ready(storage::Store& store, Sweep* sweep) {
+Status check_ready(storage::Store& store, Sweep* sweep, SweepControl* control) {
   return check_index<storage::ReadyEntry>(
-      store, Cf::kReady, "no transaction owns this request",
-      [&](const auto& visit) { return store.scan_all_ready(visit); },
-      [](const TxRecord& owner, const storage::ReadyEntry& e) {
-        return owner.queue == e.queue && owner.ready_seq == e.seq &&
-               owner.ready_at_ms == e.ready_at_ms;
-      },
+      store, Cf::kReady, kOrphanReady,
+      [&](const auto& visit) { return store.scan_all_ready(visit); }, owns_ready,
       [](const storage::ReadyEntry& e) {
         return storage::ready_key(e.queue, e.ready_at_ms, e.seq);
       },
-      sweep);
+      sweep, control);
 }
 
-Status check_dead(storage::Store& store, Sweep* sweep) {
+Status check_dead(storage::Store& store, Sweep* sweep, SweepControl* control) {
   return check_index<storage::DeadLetter>(
-      store, Cf::kDead, "no transaction owns this dead letter",
-      [&](const auto& visit) { return store.scan_all_dead(visit); },
-      [](const TxRecord& owner, const storage::DeadLetter& l) {
-        return owner.queue == l.queue && owner.dead_lettered;
-      },
-      [](const storage::DeadLetter& l) { return storage::dead_key(l.queue, l.tx_id); }, sweep);
+      store, Cf::kDead, kOrphanDead,
+      [&](const auto& visit) { return store.scan_all_dead(visit); }, owns_dead,
+      [](const storage::DeadLetter& l) { return storage::dead_key(l.queue, l.tx_id); }, sweep,
+      control);
+}
+
+// Whether the index entry under `key` in `cf` is still there without an
+// owner, judged on the current store.
+Result<bool> still_orphan(storage::Store& store, Cf cf, const std::string& key) {
+  auto value = store.kv().get(cf, key);
+  if (!value.is_ok()) return value.status();
+  if (!value.value()) return false;  // gone since
+  std::string tx_id;
+  std::function<bool(const TxRecord&)> owns;
+  if (cf == Cf::kDue) {
+    auto parts = storage::decode_due_key(key);
+    auto due = storage::decode_due_value(*value.value());
+    if (!parts.is_ok() || !due.is_ok()) return true;  // undecodable: no one owns it
+    const storage::DueEntry entry{parts->fire_at_ms, parts->tx_id, due->kind, due->attempt};
+    tx_id = entry.tx_id;
+    owns = [entry](const TxRecord& rec) { return owns_due(rec, entry); };
+  } else if (cf == Cf::kReady) {
+    auto parts = storage::decode_ready_key(key);
+    auto ready = storage::decode_ready_value(*value.value());
+    if (!parts.is_ok() || !ready.is_ok()) return true;
+    const storage::ReadyEntry entry{parts->queue, parts->ready_at_ms, parts->seq, ready->tx_id,
+                                    ready->attempt};
+    tx_id = entry.tx_id;
+    owns = [entry](const TxRecord& rec) { return owns_ready(rec, entry); };
+  } else {
+    auto parts = storage::decode_dead_key(key);
+    if (!parts.is_ok()) return true;
+    storage::DeadLetter letter;
+    letter.queue = parts->queue;
+    letter.tx_id = parts->tx_id;
+    tx_id = letter.tx_id;
+    owns = [letter](const TxRecord& rec) { return owns_dead(rec, letter); };
+  }
+  auto rec = store.get_tx(tx_id);
+  if (!rec.is_ok()) return rec.status();
+  return !rec.value() || !owns(*rec.value());
+}
+
+// The number of keys in one column family, read in order without decoding.
+Result<uint64_t> count_keys(storage::Store& store, Cf cf, SweepControl* control) {
+  uint64_t n = 0;
+  bool stopped = false;
+  Status status = store.kv().scan(cf, {}, {}, [&](std::string_view, std::string_view) {
+    if (!keep_going(control)) {
+      stopped = true;
+      return false;
+    }
+    n += 1;
+    return true;
+  });
+  if (!status.is_ok()) return status;
+  if (stopped) return cancelled();
+  return n;
 }
 
 }  // namespace
 
-Status sweep_invariants(storage::Store& store, Sweep* sweep) {
+// Orphans are looked for entry by entry (a point read of the owner per
+// entry, random reads all over `tx`) only in an index that holds more keys
+// than the records own intact: keys are distinct per owner, so equal
+// numbers mean every key has its owner. On a consistent store this turns
+// the orphan half of the sweep into one sequential count per index.
+Status sweep_invariants(storage::Store& store, Sweep* sweep, SweepControl* control) {
   *sweep = Sweep{};
-  TARDE_RETURN_IF_ERROR(check_transactions(store, sweep));
-  TARDE_RETURN_IF_ERROR(check_due(store, sweep));
-  TARDE_RETURN_IF_ERROR(check_ready(store, sweep));
-  return check_dead(store, sweep);
+  std::array<uint64_t, 3> present{};
+  TARDE_RETURN_IF_ERROR(check_transactions(store, sweep, control, &present));
+  const Cf indexes[] = {Cf::kDue, Cf::kReady, Cf::kDead};
+  for (size_t i = 0; i < 3; ++i) {
+    Result<uint64_t> keys = count_keys(store, indexes[i], control);
+    if (!keys.is_ok()) return keys.status();
+    if (keys.value() == present[i]) continue;
+    if (i == 0) TARDE_RETURN_IF_ERROR(check_due(store, sweep, control));
+    if (i == 1) TARDE_RETURN_IF_ERROR(check_ready(store, sweep, control));
+    if (i == 2) TARDE_RETURN_IF_ERROR(check_dead(store, sweep, control));
+  }
+  return Status::ok();
+}
+
+Status still_violated(storage::Store& store, const std::vector<Violation>& found,
+                      std::vector<Violation>* still) {
+  for (const Violation& v : found) {
+    if (v.kind == Violation::Kind::kOrphanIndex) {
+      auto orphan = still_orphan(store, v.cf, v.key);
+      if (!orphan.is_ok()) return orphan.status();
+      if (orphan.value()) still->push_back(v);
+      continue;
+    }
+    auto rec = store.get_tx(v.record.tx_id);
+    if (!rec.is_ok()) return rec.status();
+    if (!rec.value()) continue;  // purged since
+    if (v.kind == Violation::Kind::kBadRecord) {
+      if (!field_problem(*rec.value()).empty()) still->push_back(v);
+      continue;
+    }
+    std::vector<Violation> now;
+    TARDE_RETURN_IF_ERROR(check_owned(store, *rec.value(), &now));
+    for (Violation& n : now) {
+      if (n.cf == v.cf) still->push_back(std::move(n));
+    }
+  }
+  return Status::ok();
 }
 
 Status repair_violations(storage::Store& store, const std::vector<Violation>& violations,

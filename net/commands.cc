@@ -261,6 +261,7 @@ Action handle_stats(CommandContext& ctx, const Command& command) {
   add("due_in_memory", s.due_in_memory);
   add("timers_fired", s.fired);
   add("stale_dropped", s.stale);
+  add("counting", s.counting ? 1 : 0);
   for (const auto& [kind, n] : s.stale_by_kind) figures.emplace_back("stale." + kind, std::to_string(n));
   for (const std::string& queue : ctx.engine->queue_names()) {
     const auto state = ctx.engine->queue_figures(queue).breaker;

@@ -22,6 +22,11 @@ constexpr auto kShutdownGrace = std::chrono::seconds(5);
 // How often idle connections are looked for: --idle-timeout is honoured to
 // within this.
 constexpr auto kIdleSweepInterval = std::chrono::seconds(1);
+// Fired retries live in the overlay (memory) until their group commits. A
+// burst of due retries fires faster than the disk commits, so above this
+// many uncommitted keys (about 3,000 fires, a few MB) firing waits for the
+// next commit: memory stays flat however many retries fall due at once.
+constexpr size_t kTimerStagedKeysMax = 16384;
 
 Result<std::string> read_token_file(const std::string& path) {
   struct stat info {};
@@ -54,6 +59,7 @@ Server::Server(ServerOptions options)
       decoder_(options_.max_payload_bytes) {}
 
 Server::~Server() {
+  sweep_.reset();    // cancels a sweep in progress; it reads the store
   committer_.reset();  // finishes the commit in flight, if any
   engine_.reset();
   store_.reset();
@@ -87,21 +93,19 @@ Status Server::open() {
   store_ = std::make_unique<storage::Store>(*staged_);
   engine_ = std::make_unique<engine::Engine>(*store_, clock_, random_);
   engine::RecoveryReport report;
-  TARDE_RETURN_IF_ERROR(engine_->recover(&report));
-  // Recovery's repairs were staged: make them durable before serving.
+  TARDE_RETURN_IF_ERROR(engine_->start_recovery(&report));
   committer_ = std::make_unique<GroupCommitter>(
       io_, *staged_, *durable_, [this](uint64_t seq, const Status& s) { on_commit(seq, s); });
-  if (staged_->has_open_group()) {
-    auto group = staged_->seal();
-    TARDE_RETURN_IF_ERROR(durable_->write(group.batch));
-    staged_->committed(group.seq);
-  }
-  for (const std::string& repair : report.repairs) spdlog::warn("recovery: {}", repair);
-  spdlog::info(
-      "recovered {} in {} ms: {} transactions, {} ready, {} dead letters, {} timers in memory, "
-      "{} repairs",
-      options_.data_dir, report.took_ms, report.transactions, report.ready, report.dead_letters,
-      report.due_in_memory, report.repairs.size());
+  // Counting and the invariant sweep run on a snapshot in the background;
+  // their repairs are committed like any other change.
+  sweep_ = std::make_unique<BackgroundSweep>(
+      io_, *durable_, [this](const Status& status, engine::Sweep sweep, int64_t took_ms) {
+        on_sweep_done(status, std::move(sweep), took_ms);
+      });
+  sweep_->start();
+  spdlog::info("recovered {} in {} ms: {} timers in memory; counting and checking invariants in "
+               "the background",
+               options_.data_dir, report.took_ms, report.due_in_memory);
   engine_->set_ready_listener([this](const std::string& queue) { signal_ready(queue); });
   engine_->set_breaker_listener([](const std::string& queue, engine::Breaker::State state) {
     if (state == engine::Breaker::State::kOpen) {
@@ -216,11 +220,20 @@ void Server::on_commit(uint64_t seq, const Status& status) {
       spdlog::debug("commit of group {} failed again: {}", seq, status.to_string());
     }
     engine::RecoveryReport report;
-    Status reloaded = engine_->recover(&report);
+    Status reloaded = engine_->start_recovery(&report);
     if (!reloaded.is_ok()) spdlog::error("reloading after a failed commit: {}", reloaded.to_string());
+    // The reload restarted the counts; the sweep that completes them starts
+    // once writes work again (a reopen of the store drops its snapshot).
+    sweep_->stop();
   } else if (failed_commits_in_a_row_ > 0) {
     spdlog::warn("storage accepts writes again after {} failed commits", failed_commits_in_a_row_);
     failed_commits_in_a_row_ = 0;
+    sweep_->start();
+  }
+  if (timers_after_commit_ && !shutting_down_) {
+    timers_after_commit_ = false;
+    timer_at_ms_.reset();
+    asio::post(io_, [this] { on_timer(); });
   }
   auto waiters = std::move(commit_waiters_);
   commit_waiters_.clear();
@@ -228,6 +241,35 @@ void Server::on_commit(uint64_t seq, const Status& status) {
     if (auto session = weak.lock()) session->on_commit(seq, status.is_ok());
   }
   if (shutting_down_) finish_shutdown_when_idle();
+}
+
+// The background sweep ended: the engine adds its counts and repairs what
+// still needs it (the repairs go out with the next commit).
+void Server::on_sweep_done(const Status& status, engine::Sweep sweep, int64_t took_ms) {
+  if (!status.is_ok()) {
+    spdlog::error("background invariant sweep failed after {} ms: {}; counts stay partial",
+                  took_ms, status.to_string());
+    return;
+  }
+  std::vector<std::string> repairs;
+  Status finished = engine_->finish_recovery(sweep, &repairs);
+  for (const std::string& repair : repairs) spdlog::warn("recovery: {}", repair);
+  if (!finished.is_ok()) {
+    spdlog::error("applying the background sweep: {}", finished.to_string());
+    return;
+  }
+  uint64_t ready = 0;
+  uint64_t dead = 0;
+  for (const auto& [queue, counts] : sweep.queues) {
+    ready += counts.ready;
+    dead += counts.dead;
+  }
+  spdlog::info(
+      "background sweep done in {} ms: {} entries visited, {} transactions, {} ready, {} dead "
+      "letters at start, {} violations, {} repairs",
+      took_ms, sweep_->scanned(), sweep.transactions, ready, dead, sweep.violations.size(),
+      repairs.size());
+  after_commands();
 }
 
 void Server::arm_timer() {
@@ -244,6 +286,12 @@ void Server::arm_timer() {
 }
 
 void Server::on_timer() {
+  if (staged_->overlay_size() > kTimerStagedKeysMax) {
+    timers_after_commit_ = true;
+    timer_at_ms_ = INT64_MIN;  // not re-armed until on_commit resumes firing
+    committer_->kick();
+    return;
+  }
   timer_at_ms_.reset();
   auto more = engine_->run_timers();
   TARDE_CRASH_POINT("timer.after_fire");
@@ -365,6 +413,8 @@ std::vector<std::pair<std::string, std::string>> Server::figures() const {
       {"connections_total", std::to_string(connections_total_)},
       {"commands", std::to_string(commands_)},
       {"commits", std::to_string(committer_->commits())},
+      {"sweep_running", sweep_->running() ? "1" : "0"},
+      {"sweep_scanned", std::to_string(sweep_->scanned())},
   };
 }
 

@@ -14,6 +14,7 @@
 
 #include "engine/engine.h"
 #include "engine/random.h"
+#include "net/background_sweep.h"
 #include "net/codec.h"
 #include "net/group_committer.h"
 #include "net/server_options.h"
@@ -75,6 +76,7 @@ class Server {
   void do_accept();
   void on_accept(const asio::error_code& ec, asio::ip::tcp::socket socket);
   void on_commit(uint64_t seq, const Status& status);
+  void on_sweep_done(const Status& status, engine::Sweep sweep, int64_t took_ms);
   void arm_timer();
   void on_timer();
   void signal_ready(const std::string& queue);
@@ -102,6 +104,7 @@ class Server {
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<GroupCommitter> committer_;
+  std::unique_ptr<BackgroundSweep> sweep_;
   std::unique_ptr<MetricsListener> metrics_;
   TransitionLog transition_log_;
 
@@ -111,6 +114,7 @@ class Server {
   std::unordered_map<Session*, std::weak_ptr<Session>> commit_waiters_;
   std::set<std::string> signaled_;
   bool serve_posted_ = false;
+  bool timers_after_commit_ = false;  // firing paused until the next commit
   bool shutting_down_ = false;
   uint16_t port_ = 0;
   uint64_t next_session_id_ = 1;

@@ -77,9 +77,11 @@ std::string dead_prefix(std::string_view queue);  // queue . 0x00
 Result<DeadKey> decode_dead_key(std::string_view key);
 
 // meta: a name. "format" holds the format version; "queue/<name>" a queue's
-// QueueConfig.
+// QueueConfig; "ready_seq_reserved" the ready sequence numbers' high-water mark.
 inline constexpr std::string_view kMetaFormatKey = "format";
 inline constexpr std::string_view kMetaQueuePrefix = "queue/";
+// "ready_seq_reserved": be64; every ready seq ever written is below it.
+inline constexpr std::string_view kMetaReadySeqKey = "ready_seq_reserved";
 std::string queue_config_key(std::string_view queue);
 Result<std::string> decode_queue_config_key(std::string_view key);  // the queue name
 

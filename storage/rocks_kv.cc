@@ -1,5 +1,6 @@
 #include "storage/rocks_kv.h"
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/env.h>
@@ -7,6 +8,7 @@
 #include <rocksdb/perf_level.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
+#include <rocksdb/write_buffer_manager.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/write_batch.h>
 
@@ -54,6 +56,40 @@ constexpr double kTxMemtableBloomRatio = 0.02;
 constexpr size_t kDueHintPrefixBytes = 5;
 constexpr size_t kReadyHintPrefixBytes = 8;
 
+// RocksDB's own memory, bounded whatever the data size (docs/design.md
+// "Memory"): at most about 56 MB once cache and memtables are full, which is
+// what a burst of fires grows the server by. One LRU block cache for every column family holds data blocks
+// and also the index and filter blocks, which otherwise stay in memory per
+// table file and grow with the store (about 25 MB of index at ten million
+// transactions). Memtables of all column families together are capped by
+// one write buffer manager; each column family's memtable is switched at
+// kWriteBufferBytes. The WAL is kept short so that a column family that is
+// rarely written (meta, dead) cannot pin old WAL files on disk.
+constexpr size_t kBlockCacheBytes = 24u << 20;
+constexpr double kIndexCacheShare = 0.5;
+constexpr size_t kMemtablesBytesTotal = 32u << 20;
+constexpr size_t kWriteBufferBytes = 8u << 20;
+constexpr uint64_t kMaxTotalWalBytes = 32u << 20;
+// Info LOG files kept: one per start otherwise piles up to RocksDB's 1000.
+constexpr size_t kInfoLogFilesKept = 4;
+static_assert(kWriteBufferBytes * 2 <= kMemtablesBytesTotal);
+
+// Shared by every open RocksKv of the process (a server opens one).
+const std::shared_ptr<rocksdb::Cache>& block_cache() {
+  // Half the cache is kept for index and filter blocks (high priority), so
+  // that random data reads (a background sweep) cannot evict them: a get
+  // whose index partition is gone re-reads it.
+  static const std::shared_ptr<rocksdb::Cache> cache =
+      rocksdb::NewLRUCache(kBlockCacheBytes, -1, false, kIndexCacheShare);
+  return cache;
+}
+
+const std::shared_ptr<rocksdb::WriteBufferManager>& write_buffer_manager() {
+  static const std::shared_ptr<rocksdb::WriteBufferManager> manager =
+      std::make_shared<rocksdb::WriteBufferManager>(kMemtablesBytesTotal);
+  return manager;
+}
+
 Status from_rocks(const rocksdb::Status& status, const std::string& what) {
   if (status.IsCorruption()) return Status::corruption(what + ": " + status.ToString());
   return Status::io_error(what + ": " + status.ToString());
@@ -67,13 +103,23 @@ bool is_lock_error(const rocksdb::Status& status) {
 
 rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
   rocksdb::ColumnFamilyOptions options;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = block_cache();
+  table.cache_index_and_filter_blocks = true;
+  table.cache_index_and_filter_blocks_with_high_priority = true;
+  table.pin_l0_filter_and_index_blocks_in_cache = true;
+  // Partitioned index: a point read loads one 4 KB index partition, not a
+  // table file's whole index (hundreds of KB in a big `tx` file).
+  table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
+  table.metadata_block_size = 4096;
+  table.pin_top_level_index_and_filter = true;
   if (cf == Cf::kTx) {
-    rocksdb::BlockBasedTableOptions table;
     table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(kTxBloomBitsPerKey));
-    options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
     options.memtable_whole_key_filtering = true;
     options.memtable_prefix_bloom_size_ratio = kTxMemtableBloomRatio;
   }
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  options.write_buffer_size = kWriteBufferBytes;
   if (cf == Cf::kDue) {
     options.memtable_insert_with_hint_prefix_extractor.reset(
         rocksdb::NewCappedPrefixTransform(kDueHintPrefixBytes));
@@ -82,7 +128,8 @@ rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
     options.memtable_insert_with_hint_prefix_extractor.reset(
         rocksdb::NewCappedPrefixTransform(kReadyHintPrefixBytes));
   }
-  if (cf == Cf::kDue || cf == Cf::kReady) {
+  // events too: history trimming deletes each transaction's oldest event.
+  if (cf == Cf::kDue || cf == Cf::kReady || cf == Cf::kEvents) {
     options.table_properties_collector_factories.emplace_back(
         rocksdb::NewCompactOnDeletionCollectorFactory(kDeletionWindowEntries,
                                                       kDeletionTriggerEntries, kDeletionRatio));
@@ -127,6 +174,9 @@ class ForwardingLogger final : public rocksdb::Logger {
 rocksdb::Status open_db(const std::string& dir, const RocksKv::Options& options,
                         std::vector<rocksdb::ColumnFamilyHandle*>* handles, rocksdb::DB** db) {
   rocksdb::DBOptions db_options;
+  db_options.write_buffer_manager = write_buffer_manager();
+  db_options.max_total_wal_size = kMaxTotalWalBytes;
+  db_options.keep_log_file_num = kInfoLogFilesKept;
   const bool writable = !options.read_only && options.secondary_path.empty();
   // A record cut short at the end of the WAL is a write that was never
   // acknowledged (it would have been fsynced first): replay stops before it.
@@ -163,6 +213,12 @@ std::string_view view(const rocksdb::Slice& slice) { return {slice.data(), slice
 // the memtable insert of a commit the counting costs about as much as the
 // comparing. The level is per thread, so every entry point sets it.
 void no_perf_counters() { rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable); }
+
+// A snapshot taken before a reopen (after a storage fault) belongs to the
+// closed instance; its reader must start over.
+Status snapshot_lost(const std::string& dir) {
+  return Status::io_error("store " + dir + " was reopened after a fault; the snapshot is gone");
+}
 
 }  // namespace
 
@@ -204,6 +260,58 @@ Result<std::vector<RocksKv::ColumnFamilyInfo>> RocksKv::read_column_families(
   return result;
 }
 
+// RocksKv::snapshot()'s view: reads at one RocksDB snapshot, released when
+// the view goes.
+class RocksSnapshotKv final : public Kv {
+ public:
+  // Requires: the owner's db_mutex_ held (shared) by the caller.
+  RocksSnapshotKv(RocksKv& owner, const rocksdb::Snapshot* snapshot, uint64_t generation)
+      : owner_(owner), snapshot_(snapshot), generation_(generation) {
+    read_options_.snapshot = snapshot_;
+    // The cache is filled as usual: with index blocks in the (bounded) cache,
+    // uncached reads would re-read an index block for every point read.
+  }
+  ~RocksSnapshotKv() override { owner_.release_snapshot(snapshot_, generation_); }
+  RocksSnapshotKv(const RocksSnapshotKv&) = delete;
+  RocksSnapshotKv& operator=(const RocksSnapshotKv&) = delete;
+
+  Result<std::optional<std::string>> get(Cf cf, std::string_view key) override {
+    return owner_.get_with(read_options_, cf, key, generation_);
+  }
+  Status scan(Cf cf, std::string_view lower, std::string_view upper,
+              const KvVisitor& visit) override {
+    return owner_.scan_with(read_options_, cf, lower, upper, visit, generation_);
+  }
+  Status write(const KvBatch&) override {
+    return Status::invalid_argument("a snapshot of " + owner_.dir() + " is read-only");
+  }
+
+ private:
+  RocksKv& owner_;
+  const rocksdb::Snapshot* snapshot_;
+  uint64_t generation_;  // of the RocksDB instance the snapshot belongs to
+  rocksdb::ReadOptions read_options_;
+};
+
+std::unique_ptr<Kv> RocksKv::snapshot() {
+  std::shared_lock<std::shared_mutex> lock(db_mutex_);
+  TARDE_ASSERT(db_ != nullptr);
+  const rocksdb::Snapshot* taken = db_->GetSnapshot();
+  {
+    std::lock_guard<std::mutex> guard(snapshots_mutex_);
+    live_snapshots_.insert(taken);
+  }
+  return std::make_unique<RocksSnapshotKv>(*this, taken, generation_);
+}
+
+void RocksKv::release_snapshot(const rocksdb::Snapshot* snapshot, uint64_t generation) {
+  std::shared_lock<std::shared_mutex> lock(db_mutex_);
+  std::lock_guard<std::mutex> guard(snapshots_mutex_);
+  // A reopen already released every snapshot of the instance it closed.
+  if (generation != generation_ || live_snapshots_.erase(snapshot) == 0) return;
+  db_->ReleaseSnapshot(snapshot);
+}
+
 Result<std::unique_ptr<RocksKv>> RocksKv::open(const std::string& dir, const Options& options) {
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
@@ -238,6 +346,14 @@ Status RocksKv::close() {
 
 Status RocksKv::close_locked() {
   if (db_ == nullptr) return Status::ok();
+  {
+    // RocksDB refuses to close with snapshots alive; their readers see the
+    // new generation and stop (snapshot_lost).
+    std::lock_guard<std::mutex> guard(snapshots_mutex_);
+    for (const rocksdb::Snapshot* live : live_snapshots_) db_->ReleaseSnapshot(live);
+    live_snapshots_.clear();
+    generation_ += 1;
+  }
   Status result;
   // Handles must go before the DB they belong to.
   for (rocksdb::ColumnFamilyHandle*& cf_handle : handles_) {
@@ -261,27 +377,40 @@ rocksdb::ColumnFamilyHandle* RocksKv::handle(Cf cf) const {
 }
 
 Result<std::optional<std::string>> RocksKv::get(Cf cf, std::string_view key) {
+  return get_with(rocksdb::ReadOptions(), cf, key);
+}
+
+Status RocksKv::scan(Cf cf, std::string_view lower, std::string_view upper,
+                     const KvVisitor& visit) {
+  return scan_with(rocksdb::ReadOptions(), cf, lower, upper, visit);
+}
+
+Result<std::optional<std::string>> RocksKv::get_with(const rocksdb::ReadOptions& base, Cf cf,
+                                                     std::string_view key, uint64_t generation) {
   no_perf_counters();
   std::shared_lock<std::shared_mutex> lock(db_mutex_);
   if (db_ == nullptr) return Status::io_error("store " + dir_ + " could not be reopened");
+  if (generation != 0 && generation != generation_) return snapshot_lost(dir_);
   rocksdb::PinnableSlice value;
   rocksdb::Status status =
-      db_->Get(rocksdb::ReadOptions(), handle(cf), rocksdb::Slice(key.data(), key.size()), &value);
+      db_->Get(base, handle(cf), rocksdb::Slice(key.data(), key.size()), &value);
   if (status.IsNotFound()) return std::optional<std::string>();
   if (!status.ok()) return from_rocks(status, std::string("get in ") + cf_name(cf));
   return std::optional<std::string>(value.ToString());
 }
 
-Status RocksKv::scan(Cf cf, std::string_view lower, std::string_view upper,
-                     const KvVisitor& visit) {
+Status RocksKv::scan_with(const rocksdb::ReadOptions& base, Cf cf, std::string_view lower,
+                          std::string_view upper, const KvVisitor& visit,
+                          uint64_t generation) {
   if (!lower.empty() && !upper.empty() && lower >= upper) return Status::ok();
   no_perf_counters();
   std::shared_lock<std::shared_mutex> lock(db_mutex_);
   if (db_ == nullptr) return Status::io_error("store " + dir_ + " could not be reopened");
+  if (generation != 0 && generation != generation_) return snapshot_lost(dir_);
   // The bound slices are declared before the iterator so that they outlive it.
   const rocksdb::Slice lower_slice(lower.data(), lower.size());
   const rocksdb::Slice upper_slice(upper.data(), upper.size());
-  rocksdb::ReadOptions read_options;
+  rocksdb::ReadOptions read_options = base;
   // The lower bound lets RocksDB skip the tombstones below it instead of
   // stepping over them (see the queue-shaped note above).
   if (!lower.empty()) read_options.iterate_lower_bound = &lower_slice;

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -18,6 +20,8 @@ namespace rocksdb {
 class ColumnFamilyHandle;
 class DB;
 class Env;
+class Snapshot;
+struct ReadOptions;
 }  // namespace rocksdb
 
 namespace tarde::storage {
@@ -104,6 +108,13 @@ class RocksKv final : public Kv {
   // invalid_argument on a read-only or secondary instance.
   [[nodiscard]] Status write(const KvBatch& batch) override;
 
+  // A read-only view of the store as it is now, unaffected by later writes:
+  // for a long read on another thread (the background invariant sweep) that
+  // must see one consistent state. Its write() fails
+  // with invalid_argument. Thread-safe like this RocksKv; it must be
+  // destroyed before this RocksKv is closed.
+  std::unique_ptr<Kv> snapshot();
+
   // Secondary only: replays what the primary has written since the last call
   // (TryCatchUpWithPrimary). invalid_argument on any other instance.
   [[nodiscard]] Status try_catch_up();
@@ -118,12 +129,19 @@ class RocksKv final : public Kv {
  private:
   RocksKv(std::string dir, Options options) : dir_(std::move(dir)), options_(std::move(options)) {}
 
+  friend class RocksSnapshotKv;
+
   rocksdb::ColumnFamilyHandle* handle(Cf cf) const;
+  void release_snapshot(const rocksdb::Snapshot* snapshot, uint64_t generation);
   // Gets RocksDB to accept writes again after a failed one: Resume(), or a
   // reopen when RocksDB cannot resume. Requires: writes_failing_.
   Status recover_writes();
   Status reopen();
   Status close_locked();
+  Result<std::optional<std::string>> get_with(const rocksdb::ReadOptions& base, Cf cf,
+                                              std::string_view key, uint64_t generation = 0);
+  Status scan_with(const rocksdb::ReadOptions& base, Cf cf, std::string_view lower,
+                   std::string_view upper, const KvVisitor& visit, uint64_t generation = 0);
 
   std::string dir_;
   Options options_;
@@ -137,6 +155,11 @@ class RocksKv final : public Kv {
   std::atomic<bool> writes_failing_{false};
   // The database is open read-only because a reopen for writing failed.
   std::atomic<bool> read_only_stand_in_{false};
+  // Snapshots handed out by snapshot() and not yet released, and the
+  // instance they belong to (reopen() starts a new generation).
+  std::mutex snapshots_mutex_;
+  std::set<const rocksdb::Snapshot*> live_snapshots_;
+  uint64_t generation_ = 1;  // changed only under db_mutex_ held exclusively
   // RocksDB's sequence number after the last write reported ok: a reopen that
   // finds a higher one replayed a write that was reported failed.
   std::atomic<uint64_t> acknowledged_sequence_{0};

@@ -225,6 +225,21 @@ Status Store::scan_ready(std::string_view queue,
                        });
 }
 
+Status Store::scan_ready_after(std::string_view queue, int64_t ready_at_ms, uint64_t seq,
+                               const std::function<bool(const ReadyEntry&)>& visit) {
+  if (!is_valid_queue_name(queue)) {
+    return Status::invalid_argument("bad queue name " + printable_key(queue));
+  }
+  const std::string lower = key_after(ready_key(queue, ready_at_ms, seq));
+  const std::string upper = prefix_end(ready_prefix(queue));
+  return decoding_scan(kv_, Cf::kReady, lower, upper,
+                       [&](std::string_view key, std::string_view value) {
+                         Result<ReadyEntry> entry = decode_ready_entry(key, value);
+                         if (!entry.is_ok()) return Result<bool>(entry.status());
+                         return Result<bool>(visit(entry.value()));
+                       });
+}
+
 Status Store::scan_all_ready(const std::function<bool(const ReadyEntry&)>& visit) {
   return decoding_scan(kv_, Cf::kReady, {}, {}, [&](std::string_view key, std::string_view value) {
     Result<ReadyEntry> entry = decode_ready_entry(key, value);

@@ -85,6 +85,10 @@ class Store {
   [[nodiscard]] Status scan_ready(std::string_view queue,
                                   const std::function<bool(const ReadyEntry&)>& visit);
   [[nodiscard]] Status scan_all_ready(const std::function<bool(const ReadyEntry&)>& visit);
+  // The ready entries of one queue strictly after (ready_at_ms, seq) in
+  // hand-out order: how the engine pages a queue in.
+  [[nodiscard]] Status scan_ready_after(std::string_view queue, int64_t ready_at_ms, uint64_t seq,
+                                        const std::function<bool(const ReadyEntry&)>& visit);
   // The events of one transaction, oldest first, with their sequence numbers.
   [[nodiscard]] Status scan_events(
       std::string_view tx_id, const std::function<bool(uint64_t seq, const EventRecord&)>& visit);

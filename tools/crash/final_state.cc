@@ -114,7 +114,10 @@ Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t 
       TxPlan plan;
       plan.queue = kQueue;
       plan.max_attempts = 3;
-      plan.delay_ms = 300 + static_cast<int64_t>(rng() % 1200) + rest_ms;
+      // Due after the kill and restart that follow the burst (they take well
+      // under a second) and after the rest of the burst is sent (slow under
+      // a sanitizer): the restart must find more than a page still due.
+      plan.delay_ms = 1000 + static_cast<int64_t>(rng() % 1500) + rest_ms;
       plan.payload = "burst";
       const std::string id = "burst-" + std::to_string(seed % 100'000) + "-" + std::to_string(done);
       recorder.plan(id, plan);
