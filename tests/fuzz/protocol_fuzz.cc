@@ -19,19 +19,10 @@
 
 #include "net/codec.h"
 #include "net/tokens.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace tarde::net {
 namespace {
-
-// Aborts with a message: libFuzzer reports the abort as a crash with the input.
-#define FUZZ_CHECK(cond)                                                           \
-  do {                                                                             \
-    if (!(cond)) {                                                                 \
-      std::fprintf(stderr, "FUZZ_CHECK failed at %s:%d: %s\n", __FILE__, __LINE__, \
-                   #cond);                                                         \
-      std::abort();                                                                \
-    }                                                                              \
-  } while (0)
 
 // One decode result, as the session acts on it.
 struct Event {

@@ -17,19 +17,10 @@
 
 #include "storage/codec.h"
 #include "storage/keys.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace tarde::storage {
 namespace {
-
-// Aborts with a message: libFuzzer reports the abort as a crash with the input.
-#define FUZZ_CHECK(cond)                                                           \
-  do {                                                                             \
-    if (!(cond)) {                                                                 \
-      std::fprintf(stderr, "FUZZ_CHECK failed at %s:%d: %s\n", __FILE__, __LINE__, \
-                   #cond);                                                         \
-      std::abort();                                                                \
-    }                                                                              \
-  } while (0)
 
 // The byte after the format byte is the archive's endianness flag; cereal
 // converts unless it is exactly 1 (little-endian, as this build writes).

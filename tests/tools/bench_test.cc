@@ -2,9 +2,7 @@
 // lost, duplicated or unfinished job) and prints its RESULT lines, and the
 // report renders them. Short runs: this tests the generator, not speed.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -12,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/support/run_tool.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -19,30 +18,16 @@ using namespace tarde;
 
 namespace {
 
-struct Ran {
-  int status = -1;
-  std::string out;
-};
+using testing::ToolRun;
 
-Ran bench(const std::string& args) {
-  const std::string command = std::string(TARDE_BIN_DIR) + "/tarde-bench " + args + " 2>&1";
-  Ran ran;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer;
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) ran.out.append(buffer.data(), n);
-  const int raw = pclose(pipe);
-  ran.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return ran;
-}
+ToolRun bench(const std::string& args) { return testing::run_tool("bench", args); }
 
 std::string target(const testing::ServerProcess& server) {
   return " --system tarde --port " + std::to_string(server.port()) + " --server-pid " +
          std::to_string(server.pid()) + " --data-dir " + server.data_dir();
 }
 
-bool has(const Ran& ran, const std::string& text) {
+bool has(const ToolRun& ran, const std::string& text) {
   return ran.out.find(text) != std::string::npos;
 }
 
@@ -52,20 +37,20 @@ TEST_CASE("tarde-bench workloads check every job and print their figures") {
   testing::ServerProcess server;
   std::string results;
 
-  const Ran w1 = bench("w1 --connections 4 --seconds 1" + target(server));
+  const ToolRun w1 = bench("w1 --connections 4 --seconds 1" + target(server));
   INFO(w1.out);
   CHECK(w1.status == 0);
   CHECK(has(w1, "0 jobs not as expected"));
   CHECK(has(w1, "\tcycles_per_s\t"));
   results += w1.out;
 
-  const Ran old_usage =
+  const ToolRun old_usage =
       bench("cycle --connections 2 --seconds 1 --port " + std::to_string(server.port()));
   INFO(old_usage.out);
   CHECK(old_usage.status == 0);
   CHECK(has(old_usage, "\tcycles_per_s\t"));
 
-  const Ran w2 =
+  const ToolRun w2 =
       bench("w2 --rate 100 --connections 4 --seconds 1.5 --delay-ms 300" + target(server));
   INFO(w2.out);
   CHECK(w2.status == 0);
@@ -73,13 +58,13 @@ TEST_CASE("tarde-bench workloads check every job and print their figures") {
   CHECK(has(w2, "\tlateness_p99\t"));
   CHECK(has(w2, "\tcpu_ms_per_1000_retries\t"));
 
-  const Ran w3 = bench("w3 --count 300 --connections 8 --queue burst" + target(server));
+  const ToolRun w3 = bench("w3 --count 300 --connections 8 --queue burst" + target(server));
   INFO(w3.out);
   CHECK(w3.status == 0);
   CHECK(has(w3, "\tdrain_s\t"));
   CHECK(has(w3, "\trss_peak_mb\t"));
 
-  const Ran w5 = bench(
+  const ToolRun w5 = bench(
       "w5 --count 100 --connections 4 --seconds 1 --sample-s 0.5 --delay-ms 100 "
       "--queue churn" +
       target(server));
@@ -90,7 +75,7 @@ TEST_CASE("tarde-bench workloads check every job and print their figures") {
   testing::TempDir dir;
   const std::string file = dir.path() + "/results.tsv";
   std::ofstream(file) << results;
-  const Ran report = bench("report " + file);
+  const ToolRun report = bench("report " + file);
   CHECK(report.status == 0);
   CHECK(has(report, "### w1, 4 connections"));
   CHECK(has(report, "| cycles_per_s | 1/s |"));
@@ -98,7 +83,7 @@ TEST_CASE("tarde-bench workloads check every job and print their figures") {
 
 TEST_CASE("tarde-bench w4 finds the whole backlog and the overdue probe after kill -9") {
   testing::ServerProcess server;
-  const Ran load = bench("w4-load --count 200 --connections 4" + target(server));
+  const ToolRun load = bench("w4-load --count 200 --connections 4" + target(server));
   INFO(load.out);
   REQUIRE(load.status == 0);
   CHECK(has(load, "\trss_mb\t"));
@@ -109,7 +94,7 @@ TEST_CASE("tarde-bench w4 finds the whole backlog and the overdue probe after ki
                          std::chrono::system_clock::now().time_since_epoch())
                          .count();
   server.restart();
-  const Ran restart =
+  const ToolRun restart =
       bench("w4-restart --count 200 --since-ns " + std::to_string(since) + target(server));
   INFO(restart.out);
   CHECK(restart.status == 0);

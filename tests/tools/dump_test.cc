@@ -1,11 +1,9 @@
 // tarde-dump against a real data directory written by the engine.
 #include <doctest/doctest.h>
 
-#include <array>
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <sys/wait.h>
 
 #include "engine/engine.h"
 #include "storage/codec.h"
@@ -13,6 +11,7 @@
 #include "storage/rocks_kv.h"
 #include "tests/support/engine_fixture.h"
 #include "tests/support/raw_client.h"
+#include "tests/support/run_tool.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
 
@@ -20,23 +19,9 @@ using namespace tarde;
 
 namespace {
 
-struct Ran {
-  int status = -1;
-  std::string out;
-};
+using testing::ToolRun;
 
-Ran run(const std::string& args) {
-  const std::string command = std::string(TARDE_BIN_DIR) + "/tarde-dump " + args + " 2>&1";
-  Ran ran;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer;
-  size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) ran.out.append(buffer.data(), n);
-  const int raw = pclose(pipe);
-  ran.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return ran;
-}
+ToolRun run(const std::string& args) { return testing::run_tool("dump", args); }
 
 // A data dir with one transaction in each interesting place.
 void populate(const std::string& dir) {
@@ -70,36 +55,36 @@ TEST_CASE("tarde-dump summary, tx, list, due, ready, dead and check read a data 
   populate(dir.path());
   const std::string d = dir.path();
 
-  Ran summary = run(d + " summary");
+  ToolRun summary = run(d + " summary");
   CHECK(summary.status == 0);
   CHECK(summary.out.find("format version 1") != std::string::npos);
   CHECK(summary.out.find("retry index: 2 entries") != std::string::npos);  // retry + retention
 
-  Ran tx = run(d + " tx TX-SCHED");
+  ToolRun tx = run(d + " tx TX-SCHED");
   CHECK(tx.status == 0);
   CHECK(tx.out.find("SCHEDULED") != std::string::npos);
   CHECK(tx.out.find("RESPOND") != std::string::npos);
 
-  Ran list = run(d + " list --state SENDING");
+  ToolRun list = run(d + " list --state SENDING");
   CHECK(list.status == 0);
   CHECK(list.out.find("TX-READY") != std::string::npos);
   CHECK(list.out.find("TX-DEAD") != std::string::npos);
   CHECK(list.out.find("TX-DONE") == std::string::npos);
 
-  Ran due = run(d + " due --json");
+  ToolRun due = run(d + " due --json");
   CHECK(due.status == 0);
   CHECK(due.out.find("\"kind\": \"retry\"") != std::string::npos);
   CHECK(due.out.find("\"kind\": \"retention\"") != std::string::npos);
 
-  Ran ready = run(d + " ready pagos");
+  ToolRun ready = run(d + " ready pagos");
   CHECK(ready.out.find("TX-READY") != std::string::npos);
   CHECK(ready.out.find("TX-DEAD") == std::string::npos);
 
-  Ran dead = run(d + " dead pagos");
+  ToolRun dead = run(d + " dead pagos");
   CHECK(dead.out.find("TX-DEAD#1") != std::string::npos);
   CHECK(dead.out.find("BROKEN") != std::string::npos);
 
-  Ran check = run(d + " check");
+  ToolRun check = run(d + " check");
   CHECK(check.status == 0);
   CHECK(check.out.find("0 violations") != std::string::npos);
 }
@@ -119,7 +104,7 @@ TEST_CASE("tarde-dump check reports a broken invariant with exit status 1") {
     REQUIRE(kv.value()->write(batch).is_ok());
     REQUIRE(kv.value()->close().is_ok());
   }
-  Ran check = run(dir.path() + " check");
+  ToolRun check = run(dir.path() + " check");
   CHECK(check.status == 1);
   CHECK(check.out.find("TX-GHOST") != std::string::npos);
   CHECK(check.out.find("TX-READY") != std::string::npos);
@@ -128,10 +113,10 @@ TEST_CASE("tarde-dump check reports a broken invariant with exit status 1") {
 
 TEST_CASE("tarde-dump refuses what it cannot read, clearly") {
   testing::TempDir dir;
-  Ran missing = run(dir.path() + "/nope summary");
+  ToolRun missing = run(dir.path() + "/nope summary");
   CHECK(missing.status == 3);
   CHECK(missing.out.find("not a tarde data directory") != std::string::npos);
-  Ran usage = run(dir.path());
+  ToolRun usage = run(dir.path());
   CHECK(usage.status == 2);
   populate(dir.path());
   CHECK(run(dir.path() + " frobnicate").status == 2);
@@ -142,10 +127,10 @@ TEST_CASE("tarde-dump reads a running server's data without disturbing it") {
   testing::ServerProcess server;
   testing::RawClient client(server.port());
   REQUIRE(client.enqueue("pagos TX-LIVE").rfind("CREATED", 0) == 0);
-  Ran summary = run(server.data_dir() + " summary");
+  ToolRun summary = run(server.data_dir() + " summary");
   CHECK(summary.status == 0);
   CHECK(summary.out.find("pagos") != std::string::npos);
-  Ran tx = run(server.data_dir() + " tx TX-LIVE");
+  ToolRun tx = run(server.data_dir() + " tx TX-LIVE");
   CHECK(tx.status == 0);
   CHECK(tx.out.find("ENQUEUE") != std::string::npos);
   CHECK(run(server.data_dir() + " check").status == 0);

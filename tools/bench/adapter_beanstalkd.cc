@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tools/bench/adapters.h"
+#include "tools/bench/line_request.h"
 #include "tools/bench/stream.h"
 #include "tools/bench/text_reply.h"
 
@@ -130,19 +131,7 @@ class BeanstalkdClient : public QueueClient {
 
   void line(const std::string& request, std::string expect,
             std::function<void(const std::vector<std::string_view>&)> on_reply) {
-    stream_.request(
-        request + "\r\n",
-        [this, expect = std::move(expect), on_reply](std::string_view input) -> size_t {
-          const auto head = first_line(input);
-          if (!head) return 0;
-          const auto words = split_words(head->text);
-          if (words.empty() || words[0] != expect) {
-            loop_->fail("beanstalkd: expected " + expect + ", got: " + std::string(head->text));
-            return head->bytes;
-          }
-          on_reply(words);
-          return head->bytes;
-        });
+    line_request(stream_, *loop_, "beanstalkd", request, std::move(expect), std::move(on_reply));
   }
 
   EventLoop* loop_;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tools/bench/adapters.h"
+#include "tools/bench/line_request.h"
 #include "tools/bench/stream.h"
 #include "tools/bench/text_reply.h"
 
@@ -122,23 +123,10 @@ class TardeClient : public QueueClient {
   }
 
  private:
-  // Sends one request line and expects a one-line reply whose first word is
-  // `expect`; anything else fails the run.
+  // One request line, one reply line starting with `expect`.
   void line(const std::string& request, std::string expect,
             std::function<void(const std::vector<std::string_view>&)> on_reply) {
-    stream_.request(
-        request + "\r\n",
-        [this, expect = std::move(expect), on_reply](std::string_view input) -> size_t {
-          const auto head = first_line(input);
-          if (!head) return 0;
-          const auto words = split_words(head->text);
-          if (words.empty() || words[0] != expect) {
-            loop_->fail("tarde: expected " + expect + ", got: " + std::string(head->text));
-            return head->bytes;
-          }
-          on_reply(words);
-          return head->bytes;
-        });
+    line_request(stream_, *loop_, "tarde", request, std::move(expect), std::move(on_reply));
   }
 
   // Transaction ids carry the run's tag, so runs against one server never
