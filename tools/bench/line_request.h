@@ -18,20 +18,20 @@ namespace tarde::bench {
 inline void line_request(Stream& stream, EventLoop& loop, std::string_view system,
                          const std::string& request, std::string expect,
                          std::function<void(const std::vector<std::string_view>&)> on_reply) {
-  stream.request(request + "\r\n",
-                 [&loop, system, expect = std::move(expect), on_reply](
-                     std::string_view input) -> size_t {
-                   const auto head = first_line(input);
-                   if (!head) return 0;
-                   const auto words = split_words(head->text);
-                   if (words.empty() || words[0] != expect) {
-                     loop.fail(std::string(system) + ": expected " + expect +
-                               ", got: " + std::string(head->text));
-                     return head->bytes;
-                   }
-                   on_reply(words);
-                   return head->bytes;
-                 });
+  stream.request(
+      request + "\r\n",
+      [&loop, system, expect = std::move(expect), on_reply](std::string_view input) -> size_t {
+        const auto head = first_line(input);
+        if (!head) return 0;
+        const auto words = split_words(head->text);
+        if (words.empty() || words[0] != expect) {
+          loop.fail(std::string(system) + ": expected " + expect +
+                    ", got: " + std::string(head->text));
+          return head->bytes;
+        }
+        on_reply(words);
+        return head->bytes;
+      });
 }
 
 }  // namespace tarde::bench
