@@ -9,15 +9,22 @@
 namespace tarde::testing {
 
 #if defined(__SANITIZE_ADDRESS__)
-inline constexpr int kSlowdown = 4;
+#define TARDE_TEST_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-inline constexpr int kSlowdown = 4;
-#else
-inline constexpr int kSlowdown = 1;
+#define TARDE_TEST_ASAN 1
 #endif
+#endif
+
+#ifdef TARDE_TEST_ASAN
+inline constexpr int kSlowdown = 4;
+// AddressSanitizer holds freed memory in a quarantine (256 MiB by default)
+// before reusing it, so a process's resident size says little about what it
+// keeps; memory bounds are checked in plain builds only.
+inline constexpr bool kResidentSizeMeaningful = false;
 #else
 inline constexpr int kSlowdown = 1;
+inline constexpr bool kResidentSizeMeaningful = true;
 #endif
 
 }  // namespace tarde::testing
