@@ -13,8 +13,9 @@ using storage::TxState;
 
 namespace {
 
-Summary summary_of(const TxRecord& rec) {
-  return Summary{rec.tx_id, rec.state, rec.attempt, rec.next_attempt, rec.next_fire_at_ms};
+Summary summary_of(const TxRecord& rec, int64_t now_ms) {
+  return Summary{rec.tx_id, rec.state, rec.attempt, rec.next_attempt,
+                 shown_next_fire_at_ms(rec, now_ms)};
 }
 
 TxReply not_found(std::string_view tx_id) {
@@ -47,8 +48,8 @@ struct IndexChanges {
 IndexChanges changes_between(const TxRecord* before, const TxRecord& after) {
   IndexChanges c;
   c.due = !before || before->due_kind != after.due_kind || before->due_at_ms != after.due_at_ms;
-  c.ready = !before || before->ready_seq != after.ready_seq ||
-            before->ready_at_ms != after.ready_at_ms;
+  c.ready =
+      !before || before->ready_seq != after.ready_seq || before->ready_at_ms != after.ready_at_ms;
   c.was_dead = before && before->dead_lettered;
   return c;
 }
@@ -100,16 +101,16 @@ Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision
   switch (decision.verdict) {
     case Verdict::kStale:
       count_stale(cause);
-      return TxReply{Outcome::kStale, summary_of(before)};
+      return TxReply{Outcome::kStale, summary_of(before, clock_.now_wall_ms())};
     case Verdict::kConflict:
-      return TxReply{Outcome::kConflict, summary_of(before)};
+      return TxReply{Outcome::kConflict, summary_of(before, clock_.now_wall_ms())};
     case Verdict::kApplied:
     case Verdict::kBuried:
       break;
   }
   TARDE_RETURN_IF_ERROR(persist(&before, decision.after, cause, decision.reason));
   const Outcome outcome = decision.verdict == Verdict::kBuried ? Outcome::kBuried : Outcome::kOk;
-  return TxReply{outcome, summary_of(decision.after)};
+  return TxReply{outcome, summary_of(decision.after, clock_.now_wall_ms())};
 }
 
 // Writes `after` with every index entry it owns that `before` did not (and
@@ -119,9 +120,12 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
   const int64_t now_ms = clock_.now_wall_ms();
   after.updated_at_ms = now_ms;
   storage::Batch batch;
-  storage::EventRecord event{now_ms,          before ? before->state : TxState::kNone,
-                             after.state,     after.attempt,
-                             after.next_attempt, cause,
+  storage::EventRecord event{now_ms,
+                             before ? before->state : TxState::kNone,
+                             after.state,
+                             after.attempt,
+                             after.next_attempt,
+                             cause,
                              std::string(reason)};
   batch.put_event(after.tx_id, after.events, event);
   if (after.events >= kHistoryEventsKept) {
@@ -150,8 +154,8 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
     batch.delete_ready(before->queue, before->ready_at_ms, before->ready_seq);
   }
   if (changed.ready && after.ready_seq != 0) {
-    batch.put_ready({after.queue, after.ready_at_ms, after.ready_seq, after.tx_id,
-                     after.next_attempt});
+    batch.put_ready(
+        {after.queue, after.ready_at_ms, after.ready_seq, after.tx_id, after.next_attempt});
   }
   if (changed.was_dead && !after.dead_lettered) batch.delete_dead(after.queue, after.tx_id);
   if (!changed.was_dead && after.dead_lettered) batch.put_dead(letter_of(after, now_ms));
@@ -217,13 +221,14 @@ void Engine::notify_ready(const std::string& queue, int64_t ready_at_ms) {
 Result<TxReply> Engine::enqueue(const EnqueueArgs& args) {
   auto existing = store_.get_tx(args.tx_id);
   if (!existing.is_ok()) return existing.status();
-  if (existing.value()) return TxReply{Outcome::kExists, summary_of(*existing.value())};
+  if (existing.value())
+    return TxReply{Outcome::kExists, summary_of(*existing.value(), clock_.now_wall_ms())};
   const storage::QueueConfig& config = queue_state(args.queue).config;
   const std::string problem = validate_enqueue(args, config);
   if (!problem.empty()) return Status::invalid_argument(problem);
   TxRecord rec = create_record(args, row_context(config));
   TARDE_RETURN_IF_ERROR(persist(nullptr, rec, "ENQUEUE", {}));
-  return TxReply{Outcome::kCreated, summary_of(rec)};
+  return TxReply{Outcome::kCreated, summary_of(rec, clock_.now_wall_ms())};
 }
 
 Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint64_t conn) {
@@ -272,9 +277,9 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     lease.queue = std::string(queue_name);
     lease.attempt = rec->next_attempt;
     lease.id = next_lease_id_++;
-    lease.timer = memory_timers_.insert(
-        now_ms + queue.config.lease_ms,
-        MemoryTimer{MemoryTimer::Kind::kLeaseExpiry, rec->tx_id, lease.id});
+    lease.timer =
+        memory_timers_.insert(now_ms + queue.config.lease_ms,
+                              MemoryTimer{MemoryTimer::Kind::kLeaseExpiry, rec->tx_id, lease.id});
     leases_[rec->tx_id] = lease;
     leases_by_conn_[conn].insert(rec->tx_id);
     queue.leased += 1;
@@ -310,7 +315,7 @@ Result<TxReply> Engine::release(uint64_t conn, std::string_view tx_id, uint32_t 
     if (!found.is_ok()) return found.status();
     if (!found.value()) return not_found(tx_id);
     count_stale("RELEASE");
-    return TxReply{Outcome::kStale, summary_of(*found.value())};
+    return TxReply{Outcome::kStale, summary_of(*found.value(), clock_.now_wall_ms())};
   }
   Result<TxReply> reply = not_found(tx_id);
   TARDE_RETURN_IF_ERROR(end_delivery(std::string(tx_id), attempt, delay_ms,
@@ -336,8 +341,7 @@ Result<TxReply> Engine::respond(std::string_view tx_id, uint32_t attempt, Answer
   return reply;
 }
 
-Result<TxReply> Engine::resolve(std::string_view tx_id, TxState terminal,
-                                std::string_view reason) {
+Result<TxReply> Engine::resolve(std::string_view tx_id, TxState terminal, std::string_view reason) {
   TARDE_ASSERT(storage::is_terminal(terminal));
   auto found = store_.get_tx(tx_id);
   if (!found.is_ok()) return found.status();
@@ -357,7 +361,12 @@ Result<TxReply> Engine::redrive(std::string_view queue, std::string_view tx_id) 
 }
 
 Result<std::optional<TxRecord>> Engine::get(std::string_view tx_id) {
-  return store_.get_tx(tx_id);
+  auto found = store_.get_tx(tx_id);
+  if (found.is_ok() && found.value()) {
+    TxRecord& rec = *found.value();
+    rec.next_fire_at_ms = shown_next_fire_at_ms(rec, clock_.now_wall_ms());
+  }
+  return found;
 }
 
 Status Engine::history(std::string_view tx_id, size_t limit,

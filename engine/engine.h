@@ -144,6 +144,12 @@ class Engine {
     // 256: a burst's first fires commit (and reach a waiting RESERVE) after
     // a short chunk rather than a long one.
     size_t fires_per_turn = 256;
+    // How long before its due instant a retry moves to SENDING. Its request
+    // joins the ready queue with ready_at = the due instant and is handed out
+    // no earlier; moving it ahead lets the change commit before then, so
+    // that a waiting RESERVE gets it at the due instant instead of one
+    // fsync later (docs/design.md "Time"). Other due kinds never fire early.
+    int64_t retry_lead_ms = 0;
     ReadyQueue::Options ready;
   };
 
@@ -187,6 +193,8 @@ class Engine {
   [[nodiscard]] Result<TxReply> resolve(std::string_view tx_id, storage::TxState terminal,
                                         std::string_view reason);
   [[nodiscard]] Result<TxReply> redrive(std::string_view queue, std::string_view tx_id);
+  // The record as clients see it: a retry that waits_for_its_instant shows
+  // that instant as next_fire_at.
   [[nodiscard]] Result<std::optional<storage::TxRecord>> get(std::string_view tx_id);
   // The newest `limit` events (0 = all), oldest first.
   [[nodiscard]] Status history(std::string_view tx_id, size_t limit,
@@ -273,6 +281,7 @@ class Engine {
   void drop_lease(const std::string& tx_id);
   void notify_ready(const std::string& queue, int64_t ready_at_ms);
   void arm_wake(QueueState& queue, const std::string& queue_name, int64_t wake_ms);
+  int64_t fire_time_ms(const storage::DueEntry& entry) const;
   Status fire_due(const storage::DueEntry& entry);
   Status purge(const storage::TxRecord& rec);
   Status expire_lease(const std::string& tx_id, uint64_t lease_id);

@@ -1,7 +1,6 @@
 // The Engine's timer-driven work: due retries, response timeouts, retention
 // purges, lease expiries, disconnects and wake-ups of delayed requests.
 #include "engine/engine.h"
-
 #include "storage/assert.h"
 
 namespace tarde::engine {
@@ -23,20 +22,29 @@ Result<bool> Engine::run_timers() {
   }
   if (pending_fires_.empty()) {
     std::vector<storage::DueEntry> due;
-    TARDE_RETURN_IF_ERROR(due_.poll(now_ms, due));
+    TARDE_RETURN_IF_ERROR(due_.poll(now_ms + options_.retry_lead_ms, due));
     pending_fires_.insert(pending_fires_.end(), due.begin(), due.end());
   }
   for (size_t n = 0; n < options_.fires_per_turn && !pending_fires_.empty(); ++n) {
+    if (fire_time_ms(pending_fires_.front()) > now_ms) break;  // not a retry: waits its time
     TARDE_RETURN_IF_ERROR(fire_due(pending_fires_.front()));
     pending_fires_.pop_front();
   }
-  return !pending_fires_.empty();
+  return !pending_fires_.empty() && fire_time_ms(pending_fires_.front()) <= now_ms;
+}
+
+// When a polled due entry may fire: retries up to retry_lead_ms early, the
+// other kinds at their instant.
+int64_t Engine::fire_time_ms(const storage::DueEntry& entry) const {
+  return entry.kind == DueKind::kRetry ? entry.fire_at_ms - options_.retry_lead_ms
+                                       : entry.fire_at_ms;
 }
 
 std::optional<int64_t> Engine::next_timer_ms() const {
-  if (!pending_fires_.empty()) return clock_.now_wall_ms();
+  if (!pending_fires_.empty()) return fire_time_ms(pending_fires_.front());
   std::optional<int64_t> next = memory_timers_.next_due_ms();
-  const std::optional<int64_t> due = due_.next_wake_ms();
+  std::optional<int64_t> due = due_.next_wake_ms();
+  if (due) *due -= options_.retry_lead_ms;
   if (due && (!next || *due < *next)) next = due;
   return next;
 }
@@ -65,8 +73,7 @@ Status Engine::fire_due(const storage::DueEntry& entry) {
       return apply_decision(*rec, std::move(decision), "timer").status();
     }
     case DueKind::kResponseTimeout: {
-      Decision decision =
-          on_response_timeout(*rec, entry.fire_at_ms, row_context(queue.config));
+      Decision decision = on_response_timeout(*rec, entry.fire_at_ms, row_context(queue.config));
       auto reply = apply_decision(*rec, std::move(decision), "timer");
       if (reply.is_ok() && queue.config.breaker) {
         queue.breaker.record(clock_.now_wall_ms(), /*transient=*/true);
@@ -122,8 +129,7 @@ Status Engine::end_delivery(const std::string& tx_id, uint32_t attempt, int64_t 
     queue.breaker.on_probe_lost();
   }
   const char* cause = reply ? "RELEASE" : "lease";
-  Decision decision =
-      on_delivery_failed(rec, attempt, delay_ms, reason, row_context(queue.config));
+  Decision decision = on_delivery_failed(rec, attempt, delay_ms, reason, row_context(queue.config));
   auto result = apply_decision(rec, std::move(decision), cause);
   drop_lease(tx_id);  // also when the row was stale: the lease is over either way
   if (!result.is_ok()) return result.status();
@@ -139,8 +145,7 @@ Status Engine::connection_closed(uint64_t conn) {
   for (const std::string& tx_id : tx_ids) {
     auto lease = leases_.find(tx_id);
     if (lease == leases_.end()) continue;
-    Status status =
-        end_delivery(tx_id, lease->second.attempt, 0, kReasonDisconnected, nullptr);
+    Status status = end_delivery(tx_id, lease->second.attempt, 0, kReasonDisconnected, nullptr);
     if (!status.is_ok() && first_error.is_ok()) first_error = status;
   }
   leases_by_conn_.erase(conn);

@@ -53,8 +53,7 @@ void enter_scheduled(TxRecord& rec, uint32_t next_attempt, int64_t fire_at_ms) {
   clear_request(rec);
 }
 
-void enter_terminal(TxRecord& rec, TxState state, std::string_view reason,
-                    const RowContext& ctx) {
+void enter_terminal(TxRecord& rec, TxState state, std::string_view reason, const RowContext& ctx) {
   TARDE_ASSERT(storage::is_terminal(state));
   rec.state = state;
   rec.next_attempt = 0;
@@ -66,9 +65,7 @@ void enter_terminal(TxRecord& rec, TxState state, std::string_view reason,
   rec.due_at_ms = retention_ms > 0 ? ctx.now_ms + retention_ms : 0;
 }
 
-Decision unchanged(const TxRecord& rec, Verdict verdict) {
-  return Decision{verdict, rec, {}};
-}
+Decision unchanged(const TxRecord& rec, Verdict verdict) { return Decision{verdict, rec, {}}; }
 
 Decision applied(TxRecord after, std::string_view reason, Verdict verdict = Verdict::kApplied) {
   return Decision{verdict, std::move(after), std::string(reason)};
@@ -88,9 +85,9 @@ Decision schedule_after_cancelled(TxRecord after, std::string_view reason,
     enter_terminal(after, TxState::kFailed, kReasonExhausted, ctx);
     return applied(std::move(after), kReasonExhausted);
   }
-  const int64_t wait_ms =
-      retry_after_ms ? bounded_retry_after_ms(*retry_after_ms, after.policy.cap_ms)
-                     : cancelled_wait_ms(after.policy, k, ctx.random->next_unit());
+  const int64_t wait_ms = retry_after_ms
+                              ? bounded_retry_after_ms(*retry_after_ms, after.policy.cap_ms)
+                              : cancelled_wait_ms(after.policy, k, ctx.random->next_unit());
   const int64_t fire_at_ms = ctx.now_ms + wait_ms;
   if (past_deadline(after, fire_at_ms)) {
     enter_terminal(after, TxState::kFailed, kReasonDeadline, ctx);
@@ -110,9 +107,8 @@ Decision schedule_after_transient(TxRecord after, std::string_view reason,
     return applied(std::move(after), kReasonTransientExhausted);
   }
   const int64_t wait_ms =
-      retry_after_ms
-          ? bounded_retry_after_ms(*retry_after_ms, after.policy.transient_cap_ms)
-          : transient_wait_ms(after.policy, after.transients, ctx.random->next_unit());
+      retry_after_ms ? bounded_retry_after_ms(*retry_after_ms, after.policy.transient_cap_ms)
+                     : transient_wait_ms(after.policy, after.transients, ctx.random->next_unit());
   const int64_t fire_at_ms = ctx.now_ms + wait_ms;
   if (past_deadline(after, fire_at_ms)) {
     enter_terminal(after, TxState::kFailed, kReasonDeadline, ctx);
@@ -134,6 +130,17 @@ storage::RetryPolicy policy_for(const EnqueueArgs& args, const storage::QueueCon
 }
 
 }  // namespace
+
+bool waits_for_its_instant(const TxRecord& rec, int64_t now_ms) {
+  // Deliveries 0 with a future ready_at: only the timer queues a request for
+  // later without a failed delivery (RELEASE delay= records one).
+  return rec.state == TxState::kSending && !rec.dead_lettered && rec.deliveries == 0 &&
+         rec.ready_at_ms > now_ms;
+}
+
+int64_t shown_next_fire_at_ms(const TxRecord& rec, int64_t now_ms) {
+  return waits_for_its_instant(rec, now_ms) ? rec.ready_at_ms : rec.next_fire_at_ms;
+}
 
 std::string validate_enqueue(const EnqueueArgs& args, const storage::QueueConfig& queue) {
   if (args.sent && args.delay_ms) return "delay cannot be combined with sent=1";
@@ -158,7 +165,8 @@ TxRecord create_record(const EnqueueArgs& args, const RowContext& ctx) {
   rec.payload = args.payload;
   rec.created_at_ms = ctx.now_ms;
   rec.updated_at_ms = ctx.now_ms;
-  if (args.deadline_ms && *args.deadline_ms > 0) rec.deadline_at_ms = ctx.now_ms + *args.deadline_ms;
+  if (args.deadline_ms && *args.deadline_ms > 0)
+    rec.deadline_at_ms = ctx.now_ms + *args.deadline_ms;
   if (args.sent) {
     enter_in_flight(rec, 1, ctx);
   } else if (args.delay_ms) {
@@ -171,7 +179,8 @@ TxRecord create_record(const EnqueueArgs& args, const RowContext& ctx) {
 }
 
 Decision on_sent(const TxRecord& rec, uint32_t attempt, const RowContext& ctx) {
-  if (rec.state != TxState::kSending || rec.next_attempt != attempt) {
+  if (rec.state != TxState::kSending || rec.next_attempt != attempt ||
+      waits_for_its_instant(rec, ctx.now_ms)) {
     return unchanged(rec, Verdict::kStale);
   }
   TxRecord after = rec;
@@ -179,11 +188,11 @@ Decision on_sent(const TxRecord& rec, uint32_t attempt, const RowContext& ctx) {
   return applied(std::move(after), {});
 }
 
-Decision on_respond(const TxRecord& rec, uint32_t attempt, Answer answer,
-                    std::string_view reason, std::optional<int64_t> retry_after_ms,
-                    const RowContext& ctx) {
+Decision on_respond(const TxRecord& rec, uint32_t attempt, Answer answer, std::string_view reason,
+                    std::optional<int64_t> retry_after_ms, const RowContext& ctx) {
   const bool in_flight = rec.state == TxState::kInFlight && rec.attempt == attempt;
-  const bool sending = rec.state == TxState::kSending && rec.next_attempt == attempt;
+  const bool sending = rec.state == TxState::kSending && rec.next_attempt == attempt &&
+                       !waits_for_its_instant(rec, ctx.now_ms);
   if (!in_flight && !sending) return unchanged(rec, Verdict::kStale);
   TxRecord after = rec;
   if (sending) enter_in_flight(after, attempt, ctx);  // an answer implies SENT
@@ -251,7 +260,8 @@ Decision on_resolve(const TxRecord& rec, TxState terminal, std::string_view reas
                     const RowContext& ctx) {
   if (storage::is_terminal(rec.state)) return unchanged(rec, Verdict::kStale);
   const bool dead_request = rec.state == TxState::kSending && rec.dead_lettered;
-  if (rec.state != TxState::kScheduled && !dead_request) {
+  if (rec.state != TxState::kScheduled && !dead_request &&
+      !waits_for_its_instant(rec, ctx.now_ms)) {
     return unchanged(rec, Verdict::kConflict);
   }
   TxRecord after = rec;

@@ -78,6 +78,17 @@ storage::TxRecord create_record(const EnqueueArgs& args, const RowContext& ctx);
 // An empty string when args can create a transaction; otherwise what is wrong.
 std::string validate_enqueue(const EnqueueArgs& args, const storage::QueueConfig& queue);
 
+// A retry the timer moved to SENDING ahead of its instant (Engine's
+// retry_lead_ms) whose instant, its ready_at_ms, has not come: its request
+// is not out, so until then it answers like the SCHEDULED retry it was (no
+// SENT or RESPOND applies, RESOLVE does) and shows that instant as its
+// next_fire_at.
+bool waits_for_its_instant(const storage::TxRecord& rec, int64_t now_ms);
+
+// The next_fire_at clients see: the record's, or the instant of a retry that
+// waits_for_its_instant.
+int64_t shown_next_fire_at_ms(const storage::TxRecord& rec, int64_t now_ms);
+
 // SENDING n → IN_FLIGHT n.
 Decision on_sent(const storage::TxRecord& rec, uint32_t attempt, const RowContext& ctx);
 
@@ -99,7 +110,8 @@ Decision on_retry_due(const storage::TxRecord& rec, uint32_t attempt, int64_t fi
 Decision on_response_timeout(const storage::TxRecord& rec, int64_t due_at_ms,
                              const RowContext& ctx);
 
-// SCHEDULED, or SENDING with a dead-lettered request → terminal.
+// SCHEDULED (or a retry that waits_for_its_instant), or SENDING with a
+// dead-lettered request → terminal.
 Decision on_resolve(const storage::TxRecord& rec, storage::TxState terminal,
                     std::string_view reason, const RowContext& ctx);
 

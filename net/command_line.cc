@@ -52,6 +52,15 @@ Status apply_flag(const std::string& flag, const std::string& value, ServerOptio
     o->idle_timeout_ms = ms.value();
     return Status::ok();
   }
+  if (flag == "--retry-lead") {
+    auto ms = parse_duration_ms(value, "--retry-lead");
+    if (!ms.is_ok()) return ms.status();
+    if (ms.value() > kMaxRetryLeadMs) {
+      return Status::invalid_argument("--retry-lead must be at most 1s, got '" + value + "'");
+    }
+    o->retry_lead_ms = ms.value();
+    return Status::ok();
+  }
   if (flag == "--log-format") {
     if (value != "text" && value != "json") {
       return Status::invalid_argument("--log-format expects text or json, got '" + value + "'");
@@ -96,6 +105,9 @@ Flags of serve:
   --metrics-listen HOST:PORT  serve GET /metrics and GET /healthz over HTTP
   --idle-timeout DUR          close a connection that completes no command for this long,
                               unless it waits in RESERVE or holds a lease (default 5m; 0 = never)
+  --retry-lead DUR             a due retry moves to SENDING this long before its instant, so
+                              that it is durable and handed out at the instant, not one fsync
+                              later; never handed out early (default 10ms; 0 = at the instant)
   --log-level L               trace, debug, info, warn, error or off (default info);
                               debug logs every transition
   --log-format text|json      log lines for people (default) or one JSON object per line
@@ -157,8 +169,8 @@ Status for_each_flag(
 
 Result<ServerOptions> parse_serve_flags(const std::vector<std::string>& args) {
   ServerOptions options;
-  TARDE_RETURN_IF_ERROR(for_each_flag(
-      args, {}, [&](const std::string& flag, const std::string& value) {
+  TARDE_RETURN_IF_ERROR(
+      for_each_flag(args, {}, [&](const std::string& flag, const std::string& value) {
         return apply_flag(flag, value, &options);
       }));
   return options;

@@ -1,7 +1,6 @@
 #include "net/server.h"
 
 #include <spdlog/spdlog.h>
-
 #include <sys/stat.h>
 
 #include <fstream>
@@ -59,7 +58,7 @@ Server::Server(ServerOptions options)
       decoder_(options_.max_payload_bytes) {}
 
 Server::~Server() {
-  sweep_.reset();    // cancels a sweep in progress; it reads the store
+  sweep_.reset();      // cancels a sweep in progress; it reads the store
   committer_.reset();  // finishes the commit in flight, if any
   engine_.reset();
   store_.reset();
@@ -91,7 +90,9 @@ Status Server::open() {
   store_open_ = true;
   staged_ = std::make_unique<storage::StagedKv>(*durable_);
   store_ = std::make_unique<storage::Store>(*staged_);
-  engine_ = std::make_unique<engine::Engine>(*store_, clock_, random_);
+  engine::Engine::Options engine_options;
+  engine_options.retry_lead_ms = options_.retry_lead_ms;
+  engine_ = std::make_unique<engine::Engine>(*store_, clock_, random_, engine_options);
   engine::RecoveryReport report;
   TARDE_RETURN_IF_ERROR(engine_->start_recovery(&report));
   committer_ = std::make_unique<GroupCommitter>(
@@ -103,9 +104,10 @@ Status Server::open() {
         on_sweep_done(status, std::move(sweep), took_ms);
       });
   sweep_->start();
-  spdlog::info("recovered {} in {} ms: {} timers in memory; counting and checking invariants in "
-               "the background",
-               options_.data_dir, report.took_ms, report.due_in_memory);
+  spdlog::info(
+      "recovered {} in {} ms: {} timers in memory; counting and checking invariants in "
+      "the background",
+      options_.data_dir, report.took_ms, report.due_in_memory);
   engine_->set_ready_listener([this](const std::string& queue) { signal_ready(queue); });
   engine_->set_breaker_listener([](const std::string& queue, engine::Breaker::State state) {
     if (state == engine::Breaker::State::kOpen) {
@@ -144,8 +146,9 @@ void Server::run() {
                auth_token_ ? ", AUTH required" : "");
   if (!acceptor_.local_endpoint().address().is_loopback()) {
     spdlog::warn("{} is reachable from other machines{}", options_.listen_host,
-                 auth_token_ ? "" : " and no --auth-token-file is set: anyone who can connect "
-                                    "can read and change every transaction");
+                 auth_token_ ? ""
+                             : " and no --auth-token-file is set: anyone who can connect "
+                               "can read and change every transaction");
   }
   signals_.async_wait([this](const asio::error_code& ec, int signal) {
     if (ec) return;
@@ -170,9 +173,9 @@ void Server::on_accept(const asio::error_code& ec, asio::ip::tcp::socket socket)
   if (!ec) {
     auto session = std::make_shared<Session>(*this, std::move(socket), next_session_id_++);
     if (sessions_.size() >= options_.max_connections) {
-      session->refuse(error_reply(ErrorCode::kOverloaded,
-                                  "too many connections (--max-connections " +
-                                      std::to_string(options_.max_connections) + ")"));
+      session->refuse(
+          error_reply(ErrorCode::kOverloaded, "too many connections (--max-connections " +
+                                                  std::to_string(options_.max_connections) + ")"));
     } else {
       sessions_[session.get()] = session;
       connections_total_ += 1;
@@ -194,7 +197,8 @@ void Server::session_closed(Session* session) {
   }
   commit_waiters_.erase(session);
   Status status = engine_->connection_closed(conn);
-  if (!status.is_ok()) spdlog::error("releasing leases of a closed connection: {}", status.to_string());
+  if (!status.is_ok())
+    spdlog::error("releasing leases of a closed connection: {}", status.to_string());
   after_commands();
   if (shutting_down_) finish_shutdown_when_idle();
 }
@@ -221,7 +225,8 @@ void Server::on_commit(uint64_t seq, const Status& status) {
     }
     engine::RecoveryReport report;
     Status reloaded = engine_->start_recovery(&report);
-    if (!reloaded.is_ok()) spdlog::error("reloading after a failed commit: {}", reloaded.to_string());
+    if (!reloaded.is_ok())
+      spdlog::error("reloading after a failed commit: {}", reloaded.to_string());
     // The reload restarted the counts; the sweep that completes them starts
     // once writes work again (a reopen of the store drops its snapshot).
     sweep_->stop();
@@ -247,8 +252,8 @@ void Server::on_commit(uint64_t seq, const Status& status) {
 // still needs it (the repairs go out with the next commit).
 void Server::on_sweep_done(const Status& status, engine::Sweep sweep, int64_t took_ms) {
   if (!status.is_ok()) {
-    spdlog::error("background invariant sweep failed after {} ms: {}; counts stay partial",
-                  took_ms, status.to_string());
+    spdlog::error("background invariant sweep failed after {} ms: {}; counts stay partial", took_ms,
+                  status.to_string());
     return;
   }
   std::vector<std::string> repairs;
@@ -277,8 +282,10 @@ void Server::arm_timer() {
   if (!next) return;
   if (timer_at_ms_ && *timer_at_ms_ <= *next) return;  // already armed early enough
   timer_at_ms_ = *next;
-  const int64_t delay_ms = std::max<int64_t>(0, *next - clock_.now_wall_ms());
-  timer_.expires_after(std::chrono::milliseconds(delay_ms));
+  // To the microsecond: a whole-millisecond delay from a rounded-down now
+  // would wake up to a millisecond late, and that is a retry's lateness.
+  const int64_t delay_us = std::max<int64_t>(0, *next * 1000 - clock_.now_wall_us());
+  timer_.expires_after(std::chrono::microseconds(delay_us));
   timer_.async_wait([this](const asio::error_code& ec) {
     if (ec == asio::error::operation_aborted) return;
     on_timer();

@@ -14,6 +14,11 @@ inline constexpr const char* kDefaultListen = "127.0.0.1:7400";
 inline constexpr size_t kDefaultMaxConnections = 10'000;
 inline constexpr size_t kDefaultMaxPayloadBytes = 1 << 20;
 
+// --retry-lead: longer than a group commit usually takes on a busy disk, so
+// that a retry is durable in the ready queue when its instant comes.
+inline constexpr int64_t kDefaultRetryLeadMs = 10;
+inline constexpr int64_t kMaxRetryLeadMs = 1000;
+
 // Everything `tarde serve` can be told on its command line.
 struct ServerOptions {
   std::string listen_host = "127.0.0.1";
@@ -29,6 +34,9 @@ struct ServerOptions {
   // A connection that completes no command for this long is closed, unless it
   // waits in RESERVE or has replies on their way (slow-loris defence). 0: never.
   int64_t idle_timeout_ms = 300'000;
+  // A due retry is moved to SENDING (and committed) this long before its due
+  // instant; its request is still handed out no earlier than the instant.
+  int64_t retry_lead_ms = kDefaultRetryLeadMs;
   bool log_json = false;  // --log-format json: one JSON object per line
 };
 

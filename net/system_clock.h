@@ -11,6 +11,8 @@ class SystemClock final : public engine::Clock {
  public:
   int64_t now_wall_ms() const override;
   int64_t now_steady_ms() const override;
+  // Wall time to the microsecond, for arming timers precisely.
+  int64_t now_wall_us() const;
 };
 
 }  // namespace tarde::net

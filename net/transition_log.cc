@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace tarde::net {
 namespace {
 
@@ -26,10 +28,11 @@ std::string answer_of(const engine::TransitionNote& note) {
 void TransitionLog::on_transition(const engine::TransitionNote& note) {
   const storage::TxRecord& after = *note.after;
   const TxState from = note.before ? note.before->state : TxState::kNone;
-  spdlog::debug("transition tx_id={} queue={} attempt={} next_attempt={} from={} to={} cause={}{}{}",
-                after.tx_id, after.queue, after.attempt, after.next_attempt,
-                storage::to_string(from), storage::to_string(after.state), note.cause,
-                note.reason.empty() ? "" : " reason=", note.reason);
+  spdlog::debug(
+      "transition tx_id={} queue={} attempt={} next_attempt={} from={} to={} cause={}{}{}",
+      after.tx_id, after.queue, after.attempt, after.next_attempt, storage::to_string(from),
+      storage::to_string(after.state), note.cause,
+      note.reason.empty() ? "" : " reason=", note.reason);
   if (note.cause == "RESPOND") answers_[{after.queue, answer_of(note)}] += 1;
   if (after.state == TxState::kScheduled && from != TxState::kNone) retries_scheduled_ += 1;
   if (after.state == TxState::kFailed && from != TxState::kFailed) {
@@ -48,7 +51,9 @@ void TransitionLog::on_transition(const engine::TransitionNote& note) {
     }
   }
   if (note.cause == "timer" && note.before && note.before->state == TxState::kScheduled) {
-    lateness_ms_.observe(static_cast<double>(after.updated_at_ms - note.before->next_fire_at_ms));
+    // A retry moved ahead of its instant (--retry-lead) is not late.
+    lateness_ms_.observe(static_cast<double>(
+        std::max<int64_t>(0, after.updated_at_ms - note.before->next_fire_at_ms)));
   }
 }
 
@@ -71,7 +76,8 @@ std::string TransitionLog::render_metrics() const {
   for (const auto& [queue, n] : dead_letters_) {
     out += "tarde_dead_lettered_total{queue=\"" + queue + "\"} " + std::to_string(n) + "\n";
   }
-  out += lateness_ms_.render("tarde_timer_lateness_ms", "How late retries fired after their instant, in ms.");
+  out += lateness_ms_.render("tarde_timer_lateness_ms",
+                             "How late retries fired after their instant, in ms.");
   return out;
 }
 

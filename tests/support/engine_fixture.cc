@@ -6,14 +6,16 @@
 
 namespace tarde::testing {
 
-EngineFixture::EngineFixture(storage::Kv& kv_in, int64_t wall_ms) : kv(kv_in), clock(wall_ms) {
+EngineFixture::EngineFixture(storage::Kv& kv_in, int64_t wall_ms,
+                             engine::Engine::Options options_in)
+    : kv(kv_in), clock(wall_ms), options(options_in) {
   reopen();
 }
 
 void EngineFixture::reopen() {
   engine.reset();
   store = std::make_unique<storage::Store>(kv);
-  engine = std::make_unique<engine::Engine>(*store, clock, random);
+  engine = std::make_unique<engine::Engine>(*store, clock, random, options);
   engine->set_ready_listener([this](const std::string& queue) { woken.push_back(queue); });
   engine::RecoveryReport report;
   Status status = engine->recover(&report);
@@ -25,8 +27,8 @@ std::vector<std::string> EngineFixture::dump() {
   for (size_t cf = 0; cf < storage::kCfCount; ++cf) {
     const auto family = static_cast<storage::Cf>(cf);
     Status status = kv.scan(family, "", "", [&](std::string_view key, std::string_view value) {
-      lines.push_back(std::string(storage::cf_name(family)) + " " +
-                      storage::printable_key(key) + " = " + storage::printable_key(value));
+      lines.push_back(std::string(storage::cf_name(family)) + " " + storage::printable_key(key) +
+                      " = " + storage::printable_key(value));
       return true;
     });
     if (!status.is_ok()) throw std::runtime_error("dump: " + status.to_string());

@@ -17,7 +17,8 @@ namespace tarde::testing {
 // `reopen()` drops the engine and builds a new one over the same Kv, running
 // recovery, as a restart would.
 struct EngineFixture {
-  explicit EngineFixture(storage::Kv& kv_in, int64_t wall_ms = 1'700'000'000'000);
+  explicit EngineFixture(storage::Kv& kv_in, int64_t wall_ms = 1'700'000'000'000,
+                         engine::Engine::Options options = {});
   void reopen();
   // Every key and value of every column family, for before/after comparisons.
   std::vector<std::string> dump();
@@ -26,6 +27,7 @@ struct EngineFixture {
   storage::Kv& kv;
   engine::ManualClock clock;  // set before the first recovery
   engine::FixedRandom random{0.5};
+  engine::Engine::Options options;  // used by every reopen()
   std::unique_ptr<storage::Store> store;
   std::unique_ptr<engine::Engine> engine;
   std::vector<std::string> woken;  // queues the ready listener was called for

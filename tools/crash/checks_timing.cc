@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "tools/crash/checks.h"
+#include "tools/crash/server_control.h"
 
 namespace tarde::crash::detail {
 namespace {
@@ -57,24 +58,27 @@ bool known_stale(const Op& op, const TxLog& log) {
 // A STALE reply whose own summary shows a state in which the message applies.
 bool wrongly_stale(const Op& op) {
   const net::Summary& s = op.summary;
-  if (op.kind == OpKind::kSent) return s.state == "SENDING" && s.next_attempt == op.attempt;
-  return (s.state == "IN_FLIGHT" && s.attempt == op.attempt) ||
-         (s.state == "SENDING" && s.next_attempt == op.attempt);
+  // A SENDING summary with a next_fire_at is a retry queued ahead of that
+  // instant (--retry-lead): until then nothing applies to it.
+  const bool sending = s.state == "SENDING" && s.next_attempt == op.attempt &&
+                       s.next_fire_at_ms <= op.send_us / 1000;
+  if (op.kind == OpKind::kSent) return sending;
+  return (s.state == "IN_FLIGHT" && s.attempt == op.attempt) || sending;
 }
 
 // (from, cause, to) rows PROTOCOL.md's state machine allows.
 bool allowed_row(const std::string& from, const std::string& cause, const std::string& to) {
   static const std::set<std::tuple<std::string, std::string, std::string>> rows = {
-      {"-", "ENQUEUE", "SENDING"},       {"-", "ENQUEUE", "IN_FLIGHT"},
-      {"-", "ENQUEUE", "SCHEDULED"},     {"SENDING", "SENT", "IN_FLIGHT"},
+      {"-", "ENQUEUE", "SENDING"},           {"-", "ENQUEUE", "IN_FLIGHT"},
+      {"-", "ENQUEUE", "SCHEDULED"},         {"SENDING", "SENT", "IN_FLIGHT"},
       {"IN_FLIGHT", "RESPOND", "SUCCEEDED"}, {"IN_FLIGHT", "RESPOND", "FAILED"},
       {"IN_FLIGHT", "RESPOND", "SCHEDULED"}, {"SENDING", "RESPOND", "SUCCEEDED"},
-      {"SENDING", "RESPOND", "FAILED"},  {"SENDING", "RESPOND", "SCHEDULED"},
-      {"SENDING", "RELEASE", "SENDING"}, {"SENDING", "lease", "SENDING"},
-      {"SCHEDULED", "timer", "SENDING"}, {"IN_FLIGHT", "timer", "SCHEDULED"},
-      {"IN_FLIGHT", "timer", "FAILED"},  {"SCHEDULED", "RESOLVE", "SUCCEEDED"},
-      {"SCHEDULED", "RESOLVE", "FAILED"}, {"SENDING", "RESOLVE", "SUCCEEDED"},
-      {"SENDING", "RESOLVE", "FAILED"},  {"SENDING", "REDRIVE", "SENDING"},
+      {"SENDING", "RESPOND", "FAILED"},      {"SENDING", "RESPOND", "SCHEDULED"},
+      {"SENDING", "RELEASE", "SENDING"},     {"SENDING", "lease", "SENDING"},
+      {"SCHEDULED", "timer", "SENDING"},     {"IN_FLIGHT", "timer", "SCHEDULED"},
+      {"IN_FLIGHT", "timer", "FAILED"},      {"SCHEDULED", "RESOLVE", "SUCCEEDED"},
+      {"SCHEDULED", "RESOLVE", "FAILED"},    {"SENDING", "RESOLVE", "SUCCEEDED"},
+      {"SENDING", "RESOLVE", "FAILED"},      {"SENDING", "REDRIVE", "SENDING"},
   };
   return rows.count({from.empty() ? "-" : from, cause, to}) != 0;
 }
@@ -105,16 +109,18 @@ void check_fire_times(const std::string& id, const TxLog& log, const FinalTx& fi
     const uint32_t attempt = op.summary.next_attempt;
     const int64_t fire_at_ms = op.summary.next_fire_at_ms;
     // The server's own record: a retry of this attempt fired after the reply
-    // came back fired no earlier than the instant the reply announced.
+    // came back moved to SENDING no earlier than --retry-lead before the
+    // instant the reply announced (its hand-out, checked below, not at all).
     for (const net::TxEvent& e : final.history) {
       if (e.cause != "timer" || e.from != "SCHEDULED" || e.next_attempt != attempt) continue;
       if (e.at_ms <= op.recv_us / 1000) continue;
       report.checks += 1;
-      if (e.at_ms < fire_at_ms) {
-        add(report, "G3", id, "HISTORY shows attempt " + std::to_string(attempt) + " fired at " +
-                                  std::to_string(e.at_ms) + ", " +
-                                  std::to_string(fire_at_ms - e.at_ms) +
-                                  " ms before the next_fire_at announced by " + describe(op));
+      if (e.at_ms < fire_at_ms - kRetryLeadMs) {
+        add(report, "G3", id,
+            "HISTORY shows attempt " + std::to_string(attempt) + " fired at " +
+                std::to_string(e.at_ms) + ", " + std::to_string(fire_at_ms - e.at_ms) +
+                " ms before the next_fire_at announced by " + describe(op) + " (--retry-lead " +
+                std::to_string(kRetryLeadMs) + "ms)");
       }
     }
     const bool created = creates_attempt(op);
@@ -126,10 +132,10 @@ void check_fire_times(const std::string& id, const TxLog& log, const FinalTx& fi
       report.checks += 1;
       const int64_t recv_ms = h.recv_us / 1000;
       if (recv_ms < fire_at_ms) {
-        add(report, "G3", id, "attempt " + std::to_string(attempt) + " handed out at " +
-                                  std::to_string(recv_ms) + ", " +
-                                  std::to_string(fire_at_ms - recv_ms) +
-                                  " ms before the next_fire_at announced by " + describe(op));
+        add(report, "G3", id,
+            "attempt " + std::to_string(attempt) + " handed out at " + std::to_string(recv_ms) +
+                ", " + std::to_string(fire_at_ms - recv_ms) +
+                " ms before the next_fire_at announced by " + describe(op));
       }
     }
   }
@@ -150,8 +156,8 @@ void check_stale(const std::string& id, const TxLog& log, CheckReport& report) {
     }
     report.checks += 1;
     if (status == net::ReplyKind::kStale && wrongly_stale(op)) {
-      add(report, "G4", id, "answered STALE although its own summary shows it applies: " +
-                                describe(op));
+      add(report, "G4", id,
+          "answered STALE although its own summary shows it applies: " + describe(op));
     }
   }
 }
@@ -162,22 +168,22 @@ void check_history_rows(const std::string& id, const FinalTx& final, CheckReport
     const net::TxEvent& e = history[i];
     report.checks += 1;
     if (!allowed_row(e.from, e.cause, e.to)) {
-      add(report, "G4", id, "HISTORY shows a transition the state machine forbids: " +
-                                describe_event(e));
+      add(report, "G4", id,
+          "HISTORY shows a transition the state machine forbids: " + describe_event(e));
       continue;
     }
     if (i == 0) continue;
     const net::TxEvent& before = history[i - 1];
     if (e.from != before.to || !attempt_follows(before, e) || e.at_ms < before.at_ms) {
-      add(report, "G4", id, "HISTORY " + describe_event(e) + " does not follow " +
-                                describe_event(before));
+      add(report, "G4", id,
+          "HISTORY " + describe_event(e) + " does not follow " + describe_event(before));
     }
   }
   if (final.found && !history.empty()) {
     report.checks += 1;
     if (history.back().to != final.info.state) {
-      add(report, "G1", id, "GET shows " + final.info.state + " but HISTORY ends in " +
-                                history.back().to);
+      add(report, "G1", id,
+          "GET shows " + final.info.state + " but HISTORY ends in " + history.back().to);
     }
   }
 }

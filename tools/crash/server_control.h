@@ -12,11 +12,16 @@
 
 namespace tarde::crash {
 
+// The --retry-lead every life of the server runs with: a due retry's timer
+// event may come this much before the announced instant (its hand-out may
+// not), and the fire-time check allows exactly that.
+inline constexpr int64_t kRetryLeadMs = 10;
+
 // How a server life ended.
 struct Death {
-  bool killed = false;          // we sent SIGKILL
-  bool crash_point = false;     // it exited with the crash-point status by itself
-  int raw_status = 0;           // waitpid's status
+  bool killed = false;       // we sent SIGKILL
+  bool crash_point = false;  // it exited with the crash-point status by itself
+  int raw_status = 0;        // waitpid's status
   std::string describe() const;
 };
 
