@@ -211,9 +211,13 @@ class Engine {
   // Timers: fires what is due (bounded per call), expires leases and wakes
   // queues whose delayed requests became ready. Returns true when more due
   // work is already waiting (call again soon, after serving connections).
-  [[nodiscard]] Result<bool> run_timers();
-  // When run_timers should next be called (wall ms), or nullopt for never.
-  std::optional<int64_t> next_timer_ms() const;
+  // With fire false only the memory timers run (lease expiries, wakes):
+  // the server pauses firing while too much is uncommitted, and a waiting
+  // RESERVE must still be woken at its request's instant.
+  [[nodiscard]] Result<bool> run_timers(bool fire = true);
+  // When run_timers should next be called (wall ms), or nullopt for never;
+  // with fire false, when its memory timers are next due.
+  std::optional<int64_t> next_timer_ms(bool fire = true) const;
 
   // Called (synchronously) whenever a queue may have a request to hand out,
   // so that waiting RESERVEs can try again.

@@ -9,7 +9,7 @@ using storage::DueKind;
 using storage::TxRecord;
 using storage::TxState;
 
-Result<bool> Engine::run_timers() {
+Result<bool> Engine::run_timers(bool fire) {
   const int64_t now_ms = clock_.now_wall_ms();
   std::vector<TimerWheel<MemoryTimer>::Fired> fired;
   memory_timers_.advance(now_ms, fired);
@@ -20,6 +20,7 @@ Result<bool> Engine::run_timers() {
       ready_listener_(timer.value.key);
     }
   }
+  if (!fire) return false;
   if (pending_fires_.empty()) {
     std::vector<storage::DueEntry> due;
     TARDE_RETURN_IF_ERROR(due_.poll(now_ms + options_.retry_lead_ms, due));
@@ -40,9 +41,10 @@ int64_t Engine::fire_time_ms(const storage::DueEntry& entry) const {
                                        : entry.fire_at_ms;
 }
 
-std::optional<int64_t> Engine::next_timer_ms() const {
-  if (!pending_fires_.empty()) return fire_time_ms(pending_fires_.front());
+std::optional<int64_t> Engine::next_timer_ms(bool fire) const {
   std::optional<int64_t> next = memory_timers_.next_due_ms();
+  if (!fire) return next;
+  if (!pending_fires_.empty()) return fire_time_ms(pending_fires_.front());
   std::optional<int64_t> due = due_.next_wake_ms();
   if (due) *due -= options_.retry_lead_ms;
   if (due && (!next || *due < *next)) next = due;

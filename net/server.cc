@@ -237,7 +237,6 @@ void Server::on_commit(uint64_t seq, const Status& status) {
   }
   if (timers_after_commit_ && !shutting_down_) {
     timers_after_commit_ = false;
-    timer_at_ms_.reset();
     asio::post(io_, [this] { on_timer(); });
   }
   auto waiters = std::move(commit_waiters_);
@@ -278,7 +277,8 @@ void Server::on_sweep_done(const Status& status, engine::Sweep sweep, int64_t to
 }
 
 void Server::arm_timer() {
-  const std::optional<int64_t> next = engine_->next_timer_ms();
+  if (shutting_down_) return;
+  const std::optional<int64_t> next = engine_->next_timer_ms(!timers_after_commit_);
   if (!next) return;
   if (timer_at_ms_ && *timer_at_ms_ <= *next) return;  // already armed early enough
   timer_at_ms_ = *next;
@@ -292,15 +292,14 @@ void Server::arm_timer() {
   });
 }
 
+// Firing pauses while too much is uncommitted (on_commit resumes it); the
+// memory timers, wakes of waiting RESERVEs among them, run regardless.
 void Server::on_timer() {
-  if (staged_->overlay_size() > kTimerStagedKeysMax) {
-    timers_after_commit_ = true;
-    timer_at_ms_ = INT64_MIN;  // not re-armed until on_commit resumes firing
-    committer_->kick();
-    return;
-  }
   timer_at_ms_.reset();
-  auto more = engine_->run_timers();
+  if (shutting_down_) return;
+  const bool fire = staged_->overlay_size() <= kTimerStagedKeysMax;
+  timers_after_commit_ = !fire;
+  auto more = engine_->run_timers(fire);
   TARDE_CRASH_POINT("timer.after_fire");
   if (!more.is_ok()) {
     spdlog::error("timers: {}", more.status().to_string());
@@ -388,8 +387,7 @@ void Server::stop() {
   acceptor_.close(ignored);
   signals_.cancel(ignored);
   if (metrics_) metrics_->close();
-  timer_.cancel();
-  timer_at_ms_ = INT64_MIN;  // the engine timer is not re-armed while stopping
+  timer_.cancel();  // and arm_timer arms no more while stopping
   grace_timer_.expires_after(kShutdownGrace);
   grace_timer_.async_wait([this](const asio::error_code& ec) {
     if (ec) return;

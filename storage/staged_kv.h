@@ -78,7 +78,8 @@ class StagedKv final : public Kv {
   uint64_t last_staged_seq() const { return last_staged_seq_; }
 
   // observed_seq() is the highest group seq of any overlay value that a get
-  // or scan returned or that hid a base value, or that a write staged, since
+  // or scan returned or that hid a base value (scans of the due and ready
+  // indexes excepted: see scan()), or that a write staged, since
   // the last reset_observed(); 0 when none. The server resets it before each
   // command and afterwards knows which commit the command's reply depends on.
   void reset_observed() { observed_seq_ = 0; }
@@ -113,7 +114,7 @@ class StagedKv final : public Kv {
   // when none is left.
   template <typename Predicate>
   void drop_versions(Cf cf, const std::string& key, const Predicate& drop);
-  bool emit(const Overlay::const_iterator& it, const KvVisitor& visit);
+  bool emit(const Overlay::const_iterator& it, const KvVisitor& visit, bool observed);
 
   Kv& base_;
   std::array<Overlay, kCfCount> overlay_;

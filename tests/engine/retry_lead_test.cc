@@ -55,6 +55,15 @@ struct Rig {
     REQUIRE(f.tx("t1").state == TxState::kScheduled);
     return f.tx("t1").next_fire_at_ms;
   }
+  // schedule_retry(), then time runs to retry_lead_ms before the instant:
+  // t1 is SENDING, its request queued for the returned instant.
+  int64_t move_retry_ahead() {
+    const int64_t due_ms = schedule_retry();
+    f.clock.set_wall_ms(due_ms - kLeadMs);
+    run_timers();
+    REQUIRE(f.tx("t1").state == TxState::kSending);
+    return due_ms;
+  }
 };
 
 }  // namespace
@@ -145,10 +154,7 @@ TEST_CASE("a response timeout keeps its instant, and retries behind it still go 
 
 TEST_CASE("before its instant a retry moved ahead answers like the SCHEDULED retry it was") {
   Rig rig;
-  const int64_t due_ms = rig.schedule_retry();
-  rig.f.clock.set_wall_ms(due_ms - kLeadMs);
-  rig.run_timers();
-  REQUIRE(rig.f.tx("t1").state == TxState::kSending);
+  const int64_t due_ms = rig.move_retry_ahead();
 
   // A late SENT or answer of attempt 2's predecessor cannot be for a request
   // that is not out yet.
@@ -177,4 +183,29 @@ TEST_CASE("before its instant a retry moved ahead answers like the SCHEDULED ret
     CHECK(late.value().outcome == engine::Outcome::kOk);
     CHECK(rig.f.tx("t1").state == TxState::kSucceeded);
   }
+}
+
+TEST_CASE("run_timers(false) wakes waiting queues but fires nothing") {
+  Rig rig;
+  const int64_t due_ms = rig.move_retry_ahead();
+  CHECK_FALSE(rig.reserve().has_value());  // arms the wake for due_ms
+  REQUIRE(rig.f.engine->enqueue(enqueue_args("pagos", "t2")).is_ok());
+  REQUIRE(rig.reserve().has_value());
+  REQUIRE(rig.f.engine->respond("t2", 1, Answer::kCancelled, "", int64_t{0}).is_ok());
+  REQUIRE(rig.f.tx("t2").state == TxState::kScheduled);  // due now
+
+  rig.f.clock.set_wall_ms(due_ms);
+  rig.f.woken.clear();
+  auto more = rig.f.engine->run_timers(/*fire=*/false);
+  REQUIRE(more.is_ok());
+  CHECK_FALSE(more.value());
+  CHECK(std::count(rig.f.woken.begin(), rig.f.woken.end(), "pagos") >= 1);
+  CHECK(rig.f.tx("t2").state == TxState::kScheduled);
+  CHECK(rig.f.engine->next_timer_ms(/*fire=*/false) != rig.f.engine->next_timer_ms());
+  auto got = rig.reserve();
+  REQUIRE(got.has_value());
+  CHECK(got->tx_id == "t1");
+
+  rig.run_timers();
+  CHECK(rig.f.tx("t2").state == TxState::kSending);
 }

@@ -1,3 +1,5 @@
+#include "storage/staged_kv.h"
+
 #include <doctest/doctest.h>
 
 #include <optional>
@@ -6,7 +8,6 @@
 #include <vector>
 
 #include "storage/mem_kv.h"
-#include "storage/staged_kv.h"
 
 namespace tarde::storage {
 namespace {
@@ -74,8 +75,8 @@ TEST_CASE("staged_kv: scan merges base and overlay in key order, honouring bound
   put(staged, "h", "ov-h");  // after every base key
   put(staged, "z", "ov-z");
 
-  const Pairs all = {{"0", "ov-0"}, {"a", "base-a"}, {"b", "ov-b"}, {"c", "ov-c"},
-                     {"g", "base-g"}, {"h", "ov-h"}, {"z", "ov-z"}};
+  const Pairs all = {{"0", "ov-0"},   {"a", "base-a"}, {"b", "ov-b"}, {"c", "ov-c"},
+                     {"g", "base-g"}, {"h", "ov-h"},   {"z", "ov-z"}};
   CHECK(scan(staged) == all);
   CHECK(scan(staged, "b", "h") == Pairs{{"b", "ov-b"}, {"c", "ov-c"}, {"g", "base-g"}});
   CHECK(scan(staged, "d", "g") == Pairs{});
@@ -272,6 +273,23 @@ TEST_CASE("staged_kv: observed_seq tracks the newest group a command depended on
   staged.reset_observed();
   CHECK(read(staged, "a") == "g1");
   CHECK(staged.observed_seq() == 0);  // committed values come from the base
+}
+
+TEST_CASE("staged_kv: scans of the due and ready indexes are no dependency; reads of them are") {
+  MemKv base;
+  put(base, "r0", "v", Cf::kReady);
+  StagedKv staged(base);
+  put(staged, "r1", "g1", Cf::kReady);
+  put(staged, "d1", "g1", Cf::kDue);
+  del(staged, "r0", Cf::kReady);
+  staged.seal();
+
+  staged.reset_observed();
+  CHECK(scan(staged, {}, {}, 1000, Cf::kReady) == Pairs{{"r1", "g1"}});
+  CHECK(scan(staged, {}, {}, 1000, Cf::kDue) == Pairs{{"d1", "g1"}});
+  CHECK(staged.observed_seq() == 0);
+  CHECK(read(staged, "r1", Cf::kReady) == "g1");
+  CHECK(staged.observed_seq() == 1);
 }
 
 TEST_CASE("staged_kv: a group's batch holds every staged op in order") {

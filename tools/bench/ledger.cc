@@ -1,5 +1,6 @@
 #include "tools/bench/ledger.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace tarde::bench {
@@ -11,6 +12,15 @@ uint64_t Ledger::add() {
 
 void Ledger::announce(uint64_t number, int64_t due_us) {
   if (number < records_.size()) records_[number].due_us = due_us;
+}
+
+int64_t Ledger::earliest_due_us(uint64_t first) const {
+  int64_t earliest = 0;
+  for (uint64_t n = std::max<uint64_t>(first, 1); n < records_.size(); ++n) {
+    const int64_t due = records_[n].due_us;
+    if (due != 0 && (earliest == 0 || due < earliest)) earliest = due;
+  }
+  return earliest;
 }
 
 bool Ledger::handed_out(const Job& job, std::string* problem) {

@@ -18,6 +18,10 @@ class Ledger {
   // A new job number (numbers start at 1 and are dense).
   uint64_t add();
   void announce(uint64_t number, int64_t due_us);
+  // The earliest due time announced for jobs numbered from `first` on that
+  // are not handed out yet (0 when none): the instant a burst is really due
+  // at, for systems that take a delay rather than an absolute time.
+  int64_t earliest_due_us(uint64_t first) const;
 
   // Records a hand-out; fails (returns false) for an unknown job or one that
   // was already completed, or one handed out while still held.
