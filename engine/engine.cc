@@ -13,11 +13,6 @@ using storage::TxState;
 
 namespace {
 
-Summary summary_of(const TxRecord& rec, int64_t now_ms) {
-  return Summary{rec.tx_id, rec.state, rec.attempt, rec.next_attempt,
-                 shown_next_fire_at_ms(rec, now_ms)};
-}
-
 TxReply not_found(std::string_view tx_id) {
   TxReply reply;
   reply.outcome = Outcome::kNotFound;
@@ -96,21 +91,27 @@ RowContext Engine::row_context(const storage::QueueConfig& config) {
   return RowContext{clock_.now_wall_ms(), &config, &random_, next_ready_seq_++};
 }
 
+// A transaction's summary as clients see it (shown_next_fire_at_ms).
+Summary Engine::summary(const TxRecord& rec) const {
+  return Summary{rec.tx_id, rec.state, rec.attempt, rec.next_attempt,
+                 shown_next_fire_at_ms(rec, clock_.now_wall_ms())};
+}
+
 Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision,
                                        const char* cause) {
   switch (decision.verdict) {
     case Verdict::kStale:
       count_stale(cause);
-      return TxReply{Outcome::kStale, summary_of(before, clock_.now_wall_ms())};
+      return TxReply{Outcome::kStale, summary(before)};
     case Verdict::kConflict:
-      return TxReply{Outcome::kConflict, summary_of(before, clock_.now_wall_ms())};
+      return TxReply{Outcome::kConflict, summary(before)};
     case Verdict::kApplied:
     case Verdict::kBuried:
       break;
   }
   TARDE_RETURN_IF_ERROR(persist(&before, decision.after, cause, decision.reason));
   const Outcome outcome = decision.verdict == Verdict::kBuried ? Outcome::kBuried : Outcome::kOk;
-  return TxReply{outcome, summary_of(decision.after, clock_.now_wall_ms())};
+  return TxReply{outcome, summary(decision.after)};
 }
 
 // Writes `after` with every index entry it owns that `before` did not (and
@@ -221,14 +222,13 @@ void Engine::notify_ready(const std::string& queue, int64_t ready_at_ms) {
 Result<TxReply> Engine::enqueue(const EnqueueArgs& args) {
   auto existing = store_.get_tx(args.tx_id);
   if (!existing.is_ok()) return existing.status();
-  if (existing.value())
-    return TxReply{Outcome::kExists, summary_of(*existing.value(), clock_.now_wall_ms())};
+  if (existing.value()) return TxReply{Outcome::kExists, summary(*existing.value())};
   const storage::QueueConfig& config = queue_state(args.queue).config;
   const std::string problem = validate_enqueue(args, config);
   if (!problem.empty()) return Status::invalid_argument(problem);
   TxRecord rec = create_record(args, row_context(config));
   TARDE_RETURN_IF_ERROR(persist(nullptr, rec, "ENQUEUE", {}));
-  return TxReply{Outcome::kCreated, summary_of(rec, clock_.now_wall_ms())};
+  return TxReply{Outcome::kCreated, summary(rec)};
 }
 
 Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint64_t conn) {
@@ -315,7 +315,7 @@ Result<TxReply> Engine::release(uint64_t conn, std::string_view tx_id, uint32_t 
     if (!found.is_ok()) return found.status();
     if (!found.value()) return not_found(tx_id);
     count_stale("RELEASE");
-    return TxReply{Outcome::kStale, summary_of(*found.value(), clock_.now_wall_ms())};
+    return TxReply{Outcome::kStale, summary(*found.value())};
   }
   Result<TxReply> reply = not_found(tx_id);
   TARDE_RETURN_IF_ERROR(end_delivery(std::string(tx_id), attempt, delay_ms,

@@ -286,6 +286,7 @@ class Engine {
   void notify_ready(const std::string& queue, int64_t ready_at_ms);
   void arm_wake(QueueState& queue, const std::string& queue_name, int64_t wake_ms);
   int64_t fire_time_ms(const storage::DueEntry& entry) const;
+  Summary summary(const storage::TxRecord& rec) const;
   Status fire_due(const storage::DueEntry& entry);
   Status purge(const storage::TxRecord& rec);
   Status expire_lease(const std::string& tx_id, uint64_t lease_id);
