@@ -3,6 +3,7 @@
 // dispatcher skips SENT), a deferral is RESPOND CANCELLED (or TRANSIENT)
 // with retry_after, and the announced due time is the next_fire_at of the
 // reply.
+#include <chrono>
 #include <string>
 
 #include "tools/bench/adapters.h"
@@ -15,6 +16,8 @@ namespace {
 
 // Attempts allowed per transaction: enough for W5's endless CANCELLED cycle.
 constexpr int kMaxAttempts = 1000;
+// How often pending() asks again while the server is still counting.
+constexpr std::chrono::milliseconds kCountingPoll{100};
 
 class TardeClient : public QueueClient {
  public:
@@ -103,17 +106,25 @@ class TardeClient : public QueueClient {
       }
       size_t used = head->bytes;
       int64_t open = 0;
+      bool counting = false;
       for (int64_t i = 0; i < lines; ++i) {
         const auto stat = first_line(input.substr(used));
         if (!stat) return 0;
         used += stat->bytes;
         const auto pair = split_words(stat->text);
-        if (pair.size() == 2 &&
-            (pair[0] == "sending" || pair[0] == "in_flight" || pair[0] == "scheduled")) {
+        if (pair.size() != 2) continue;
+        if (pair[0] == "sending" || pair[0] == "in_flight" || pair[0] == "scheduled") {
           open += parse_int(pair[1]).value_or(0);
         }
+        if (pair[0] == "counting" && pair[1] != "0") counting = true;
       }
-      done(open);
+      if (counting) {
+        // Right after a start the counts are still being made in the
+        // background (STATS counting 1): ask again until they are whole.
+        loop_->after(kCountingPoll, [this, done] { pending(done); });
+      } else {
+        done(open);
+      }
       return used;
     });
   }
