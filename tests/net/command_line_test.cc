@@ -10,14 +10,15 @@ TEST_CASE("--retry-lead: 10 ms by default, 0 to 1 s accepted, anything else refu
   REQUIRE(defaults.is_ok());
   CHECK(defaults.value().retry_lead_ms == 10);
 
-  for (const auto& [text, ms] : {std::pair<const char*, int64_t>{"0", 0},
-                                 {"0ms", 0},
-                                 {"250ms", 250},
-                                 {"1s", 1000}}) {
+  for (const auto& accepted : {std::pair<const char*, int64_t>{"0", 0},
+                                {"0ms", 0},
+                                {"250ms", 250},
+                                {"1s", 1000}}) {
+    const std::string text = accepted.first;
     CAPTURE(text);
     auto parsed = net::parse_serve_flags({"--retry-lead", text});
     REQUIRE(parsed.is_ok());
-    CHECK(parsed.value().retry_lead_ms == ms);
+    CHECK(parsed.value().retry_lead_ms == accepted.second);
   }
   auto joined = net::parse_serve_flags({"--retry-lead=20ms"});
   REQUIRE(joined.is_ok());
