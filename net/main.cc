@@ -11,6 +11,16 @@
 #include "net/json_log_formatter.h"
 #include "net/server.h"
 
+// jemalloc's start-up settings (read by jemalloc itself; the sanitized build,
+// which has no jemalloc, ignores the symbol). The server has two busy threads
+// and RocksDB's background ones on a small machine: two arenas rather than
+// four per CPU halve jemalloc's own metadata, and pages freed by a flushed
+// memtable or a finished compaction go back to the system after a second
+// rather than ten. Together about 9 MB less RSS with a million jobs pending
+// (docs/benchmarks.md, W4).
+extern "C" const char* malloc_conf;
+const char* malloc_conf = "narenas:2,dirty_decay_ms:1000,muzzy_decay_ms:0";
+
 namespace {
 
 // Exit codes: distinct so that scripts can tell a usage error from a store

@@ -1,6 +1,7 @@
 #include "storage/rocks_kv.h"
 
 #include <rocksdb/cache.h>
+#include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
@@ -56,19 +57,41 @@ constexpr double kTxMemtableBloomRatio = 0.02;
 constexpr size_t kDueHintPrefixBytes = 5;
 constexpr size_t kReadyHintPrefixBytes = 8;
 
+// Compression. The `tx` and `events` families hold nearly all the bytes of a
+// big store, written once and read often; the files compaction writes at the
+// bottom of their tree use zstd at its fastest level with a 16 KB dictionary
+// sampled from the first 1 MB of each file (tarde's records share most of
+// their bytes with each other). That stores a million pending transactions in
+// about half of what Snappy, RocksDB's default, takes (docs/benchmarks.md,
+// W4). Everything else, rewritten soon or small (`due`, `ready`, upper
+// levels), uses LZ4, cheaper to write. A RocksDB built without either keeps
+// Snappy; each table file names its own compression, so any build reads any
+// store.
+constexpr int kBottommostZstdLevel = 1;
+constexpr uint32_t kZstdDictionaryBytes = 16u << 10;
+constexpr uint64_t kZstdDictionarySampleBytes = 1u << 20;
+
 // RocksDB's own memory, bounded whatever the data size (docs/design.md
-// "Memory"): at most about 56 MB once cache and memtables are full, which is
-// what a burst of fires grows the server by. One LRU block cache for every column family holds data
-// blocks and also the index and filter blocks, which otherwise stay in memory per table file and
-// grow with the store (about 25 MB of index at ten million transactions). Memtables of all column
-// families together are capped by one write buffer manager; each column family's memtable is
-// switched at kWriteBufferBytes. The WAL is kept short so that a column family that is rarely
-// written (meta, dead) cannot pin old WAL files on disk.
-constexpr size_t kBlockCacheBytes = 24u << 20;
+// "Memory"): at most about 36 MB once cache and memtables are full. One LRU
+// block cache for every column family holds data blocks and also the index
+// and filter blocks, which otherwise stay in memory per table file and grow
+// with the store (about 25 MB of index at ten million transactions).
+// Memtables of all column families together are capped by one write buffer
+// manager; each column family's memtable is switched at kWriteBufferBytes.
+// The WAL is kept short: a WAL file is deleted only once every column family
+// with data in it has flushed, and `due` or `events` fill their memtables far
+// slower than `tx`, so a long limit left up to 32 MB of WAL on disk (and to
+// replay on start). The sizes were chosen with W4 of docs/benchmarks.md: with
+// a million pending, half the memtables and a sixth less cache took RSS from
+// 85 to about 60 MB, for about a tenth of W3's drain speed.
+constexpr size_t kBlockCacheBytes = 20u << 20;
 constexpr double kIndexCacheShare = 0.5;
-constexpr size_t kMemtablesBytesTotal = 32u << 20;
-constexpr size_t kWriteBufferBytes = 8u << 20;
-constexpr uint64_t kMaxTotalWalBytes = 32u << 20;
+constexpr size_t kMemtablesBytesTotal = 16u << 20;
+constexpr size_t kWriteBufferBytes = 4u << 20;
+constexpr uint64_t kMaxTotalWalBytes = 8u << 20;
+// RocksDB reserves 4 MB of disk for the MANIFEST up front; tarde's grows by a
+// few hundred bytes per flush or compaction.
+constexpr size_t kManifestPreallocationBytes = 64u << 10;
 // Info LOG files kept: one per start otherwise piles up to RocksDB's 1000.
 constexpr size_t kInfoLogFilesKept = 4;
 static_assert(kWriteBufferBytes * 2 <= kMemtablesBytesTotal);
@@ -100,6 +123,23 @@ bool is_lock_error(const rocksdb::Status& status) {
   return status.IsIOError() && status.ToString().find("LOCK") != std::string::npos;
 }
 
+void set_compression(Cf cf, rocksdb::ColumnFamilyOptions& options) {
+  const std::vector<rocksdb::CompressionType> built_in = rocksdb::GetSupportedCompressions();
+  auto has = [&built_in](rocksdb::CompressionType type) {
+    return std::find(built_in.begin(), built_in.end(), type) != built_in.end();
+  };
+  if (has(rocksdb::kLZ4Compression)) options.compression = rocksdb::kLZ4Compression;
+  const bool holds_the_bulk = cf == Cf::kTx || cf == Cf::kEvents;
+  if (holds_the_bulk && has(rocksdb::kZSTD)) {
+    rocksdb::CompressionOptions& zstd = options.bottommost_compression_opts;
+    options.bottommost_compression = rocksdb::kZSTD;
+    zstd.enabled = true;
+    zstd.level = kBottommostZstdLevel;
+    zstd.max_dict_bytes = kZstdDictionaryBytes;
+    zstd.max_dict_buffer_bytes = kZstdDictionarySampleBytes;
+  }
+}
+
 rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
   rocksdb::ColumnFamilyOptions options;
   rocksdb::BlockBasedTableOptions table;
@@ -125,6 +165,7 @@ rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
   }
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   options.write_buffer_size = kWriteBufferBytes;
+  set_compression(cf, options);
   if (cf == Cf::kDue) {
     options.memtable_insert_with_hint_prefix_extractor.reset(
         rocksdb::NewCappedPrefixTransform(kDueHintPrefixBytes));
@@ -181,6 +222,7 @@ rocksdb::Status open_db(const std::string& dir, const RocksKv::Options& options,
   rocksdb::DBOptions db_options;
   db_options.write_buffer_manager = write_buffer_manager();
   db_options.max_total_wal_size = kMaxTotalWalBytes;
+  db_options.manifest_preallocation_size = kManifestPreallocationBytes;
   db_options.keep_log_file_num = kInfoLogFilesKept;
   const bool writable = !options.read_only && options.secondary_path.empty();
   // A record cut short at the end of the WAL is a write that was never
