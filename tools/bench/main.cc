@@ -2,6 +2,7 @@
 // instead (beanstalkd, Redis, PostgreSQL). See docs/benchmarks.md.
 //
 //   tarde-bench w1|w2|w3|w4-load|w4-restart|w5 --system S --port P [options]
+//   tarde-bench w4-index --count N --data-dir DIR   (tarde's store alone, no server)
 //   tarde-bench cycle --port P ...        (W1 against tarde, the old usage)
 //   tarde-bench report RESULTS-FILE       (markdown tables with ratios to tarde)
 #include <cstdio>
@@ -20,6 +21,7 @@ using tarde::bench::Options;
 int usage() {
   std::fputs(
       "usage: tarde-bench WORKLOAD --system tarde|beanstalkd|redis|postgres --port P [options]\n"
+      "       tarde-bench w4-index --count N --data-dir NEW-DIR  (retry index after N fires)\n"
       "       tarde-bench cycle --port P [options]     (w1 against tarde)\n"
       "       tarde-bench report RESULTS-FILE\n"
       "workloads: w1 (full cycle), w2 (deferred retry), w3 (burst), w4-load and w4-restart\n"
@@ -74,7 +76,7 @@ bool parse_flags(const std::vector<std::string>& args, Options* o) {
     else
       return false;
   }
-  return o->target.port != 0;
+  return o->target.port != 0 || o->workload == "w4-index";
 }
 
 }  // namespace
@@ -94,7 +96,8 @@ int main(int argc, char** argv) {
   const std::map<std::string, Runner> runners = {
       {"w1", tarde::bench::run_w1_cycle},           {"w2", tarde::bench::run_w2_deferred},
       {"w3", tarde::bench::run_w3_burst},           {"w4-load", tarde::bench::run_w4_load},
-      {"w4-restart", tarde::bench::run_w4_restart}, {"w5", tarde::bench::run_w5_churn}};
+      {"w4-restart", tarde::bench::run_w4_restart}, {"w5", tarde::bench::run_w5_churn},
+      {"w4-index", tarde::bench::run_w4_index}};
   const auto runner = runners.find(options.workload);
   if (runner == runners.end()) return usage();
   return runner->second(options);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 namespace tarde::bench {
@@ -101,5 +102,21 @@ static int64_t sum_under(const std::string& path, bool allocated) {
 
 int64_t disk_bytes(const std::string& path) { return sum_under(path, true); }
 int64_t data_bytes(const std::string& path) { return sum_under(path, false); }
+
+double wait_until_unchanged(const std::string& path, std::chrono::milliseconds poll,
+                            std::chrono::milliseconds quiet_for,
+                            std::chrono::milliseconds at_most) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  int64_t bytes = data_bytes(path);
+  auto unchanged_since = start;
+  while (Clock::now() - unchanged_since < quiet_for && Clock::now() - start < at_most) {
+    std::this_thread::sleep_for(poll);
+    const int64_t now_bytes = data_bytes(path);
+    if (now_bytes != bytes) unchanged_since = Clock::now();
+    bytes = now_bytes;
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 }  // namespace tarde::bench

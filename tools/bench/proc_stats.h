@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -21,5 +22,11 @@ int64_t disk_bytes(const std::string& path);
 // The files' lengths under `path` (st_size): what they hold, without space
 // preallocated for them (RocksDB preallocates its WAL).
 int64_t data_bytes(const std::string& path);
+
+// Waits until data_bytes(path) has not changed for `quiet_for` (sampled every
+// `poll`), or `at_most` has passed: a store still flushing or compacting
+// holds old and new files at once. Returns the seconds waited.
+double wait_until_unchanged(const std::string& path, std::chrono::milliseconds poll,
+                            std::chrono::milliseconds quiet_for, std::chrono::milliseconds at_most);
 
 }  // namespace tarde::bench

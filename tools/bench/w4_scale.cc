@@ -38,29 +38,6 @@ double ms_since_ns(int64_t since_ns) {
   return static_cast<double>(now_ns - since_ns) / 1e6;
 }
 
-// Memory and disk once the server is idle; see kSettledFor.
-struct Settled {
-  double seconds = 0;
-  int64_t memory = 0;
-  int64_t disk = 0;
-  int64_t data = 0;
-};
-
-Settled wait_until_settled(int pid, const std::string& data_dir) {
-  const auto start = SteadyClock::now();
-  int64_t data = data_bytes(data_dir);
-  auto unchanged_since = start;
-  while (SteadyClock::now() - unchanged_since < kSettledFor &&
-         SteadyClock::now() - start < kSettleAtMost) {
-    std::this_thread::sleep_for(kSettlePoll);
-    const int64_t now_data = data_bytes(data_dir);
-    if (now_data != data) unchanged_since = SteadyClock::now();
-    data = now_data;
-  }
-  return Settled{std::chrono::duration<double>(SteadyClock::now() - start).count(),
-                 memory_bytes(pid), disk_bytes(data_dir), data};
-}
-
 }  // namespace
 
 int run_w4_load(const Options& given) {
@@ -98,7 +75,11 @@ int run_w4_load(const Options& given) {
   const int64_t disk_loaded = disk_bytes(options.data_dir);
   const int64_t data_loaded = data_bytes(options.data_dir);
   run.progress("loaded; waiting for the data directory to settle");
-  const Settled settled = wait_until_settled(pid, options.data_dir);
+  const double settle_s =
+      wait_until_unchanged(options.data_dir, kSettlePoll, kSettledFor, kSettleAtMost);
+  const int64_t memory_settled = memory_bytes(pid);
+  const int64_t disk_settled = disk_bytes(options.data_dir);
+  const int64_t data_settled = data_bytes(options.data_dir);
   bool probed = false;
   run.client(0).enqueue(options.count + 1, wall_now_us() + kProbeDelayUs,
                         [&](int64_t) { probed = true; });
@@ -115,15 +96,15 @@ int run_w4_load(const Options& given) {
   if (pid > 0) {
     sink.emit("rss_mb", static_cast<double>(memory_loaded) / kMiB, "MiB");
     sink.emit("rss_growth_mb", static_cast<double>(memory_loaded - memory_before) / kMiB, "MiB");
-    sink.emit("rss_settled_mb", static_cast<double>(settled.memory) / kMiB, "MiB");
+    sink.emit("rss_settled_mb", static_cast<double>(memory_settled) / kMiB, "MiB");
   }
   if (!options.data_dir.empty()) {
     sink.emit("disk_mb", static_cast<double>(disk_loaded) / kMiB, "MiB");
     sink.emit("disk_growth_mb", static_cast<double>(disk_loaded - disk_before) / kMiB, "MiB");
     sink.emit("data_mb", static_cast<double>(data_loaded) / kMiB, "MiB");
-    sink.emit("disk_settled_mb", static_cast<double>(settled.disk) / kMiB, "MiB");
-    sink.emit("data_settled_mb", static_cast<double>(settled.data) / kMiB, "MiB");
-    sink.emit("settle_s", settled.seconds, "s");
+    sink.emit("disk_settled_mb", static_cast<double>(disk_settled) / kMiB, "MiB");
+    sink.emit("data_settled_mb", static_cast<double>(data_settled) / kMiB, "MiB");
+    sink.emit("settle_s", settle_s, "s");
   }
   return 0;
 }

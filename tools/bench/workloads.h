@@ -13,5 +13,7 @@ int run_w3_burst(const Options& options);
 int run_w4_load(const Options& options);
 int run_w4_restart(const Options& options);
 int run_w5_churn(const Options& options);
+// Drives tarde's store directly (no server, no connections): see w4_index.cc.
+int run_w4_index(const Options& options);
 
 }  // namespace tarde::bench
