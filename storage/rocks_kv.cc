@@ -89,6 +89,14 @@ constexpr double kIndexCacheShare = 0.5;
 constexpr size_t kMemtablesBytesTotal = 16u << 20;
 constexpr size_t kWriteBufferBytes = 4u << 20;
 constexpr uint64_t kMaxTotalWalBytes = 8u << 20;
+// The level sizes follow the small memtables. RocksDB's defaults (a 256 MB
+// level 1 made of 64 MB files) suit 64 MB memtables; with 4 MB ones, every
+// compaction of four flushed files into level 1 rewrote all of a big `tx`
+// level 1, and at eight million pending the load stalled at a fifth of its
+// speed. A 64 MB level 1 of 8 MB files keeps each compaction to the files
+// it overlaps and moves older data down a level.
+constexpr uint64_t kLevel1Bytes = 64u << 20;
+constexpr uint64_t kTableFileBytes = 8u << 20;
 // RocksDB reserves 4 MB of disk for the MANIFEST up front; tarde's grows by a
 // few hundred bytes per flush or compaction.
 constexpr size_t kManifestPreallocationBytes = 64u << 10;
@@ -152,7 +160,7 @@ rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
   table.index_type = rocksdb::BlockBasedTableOptions::kTwoLevelIndexSearch;
   table.metadata_block_size = 4096;
   // Partitioned filters too: a whole-file bloom filter of a big `tx` file
-  // (1.2 MB at a million keys) is larger than a shard of the 24 MB cache, so
+  // (1.2 MB at a million keys) is larger than a shard of the block cache, so
   // it never stayed cached, and every point read re-read and re-parsed it
   // from the file (W3 with a million jobs drained at a fraction of its
   // speed). A partition is 4 KB, found through a pinned top level.
@@ -165,6 +173,8 @@ rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
   }
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   options.write_buffer_size = kWriteBufferBytes;
+  options.max_bytes_for_level_base = kLevel1Bytes;
+  options.target_file_size_base = kTableFileBytes;
   set_compression(cf, options);
   if (cf == Cf::kDue) {
     options.memtable_insert_with_hint_prefix_extractor.reset(
