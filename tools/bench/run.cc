@@ -103,7 +103,9 @@ int64_t Run::pending() {
   int64_t count = -1;
   if (clients_.empty()) return -1;
   clients_[0]->pending([&count](int64_t value) { count = value; });
-  if (!drive([&] { return count >= 0; }, std::chrono::seconds(30), "pending count")) return -1;
+  // Long: after a restart with ten million jobs, tarde's background count
+  // takes tens of seconds, and peers may be slow to answer a count too.
+  if (!drive([&] { return count >= 0; }, std::chrono::minutes(10), "pending count")) return -1;
   return count;
 }
 
