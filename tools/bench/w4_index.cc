@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -99,7 +100,7 @@ struct HeadReads {
 
 HeadReads time_head_reads(storage::Store& store) {
   HeadReads reads;
-  reads.due_ms = reads.ready_ms = 1e18;
+  reads.due_ms = reads.ready_ms = std::numeric_limits<double>::infinity();
   for (int i = 0; i < kReadRepeats; ++i) {
     auto start = Clock::now();
     const Status due_status =
@@ -123,13 +124,19 @@ HeadReads time_head_reads(storage::Store& store) {
   return reads;
 }
 
-Result<std::unique_ptr<storage::RocksKv>> open_store(const std::string& dir,
-                                                     bool read_only = false) {
+// Opens tarde's store at dir; nullptr (and a message) on failure.
+std::unique_ptr<storage::RocksKv> open_store(const std::string& dir, bool read_only = false) {
   storage::RocksKv::Options kv_options;
   kv_options.read_only = read_only;
   kv_options.sync = false;  // the figures are about reads; fsync adds nothing to them
   kv_options.log_sink = [](const std::string&) {};
-  return storage::RocksKv::open(dir, kv_options);
+  auto opened = storage::RocksKv::open(dir, kv_options);
+  if (!opened.is_ok()) {
+    std::fprintf(stderr, "w4-index: opening %s: %s\n", dir.c_str(),
+                 opened.status().to_string().c_str());
+    return nullptr;
+  }
+  return std::move(opened.value());
 }
 
 bool found_live(const HeadReads& reads, const std::string& live_id) {
@@ -145,12 +152,9 @@ bool found_live(const HeadReads& reads, const std::string& live_id) {
 std::optional<HeadReads> crash_view_reads(const std::string& dir, const std::string& live_id,
                                           int* opens) {
   for (*opens = 1; *opens <= kCrashViewOpens; ++*opens) {
-    auto view = open_store(dir, true);
-    if (!view.is_ok()) {
-      std::fprintf(stderr, "w4-index: %s\n", view.status().to_string().c_str());
-      return std::nullopt;
-    }
-    storage::Store store(*view.value());
+    const std::unique_ptr<storage::RocksKv> view = open_store(dir, true);
+    if (!view) return std::nullopt;
+    storage::Store store(*view);
     const HeadReads reads = time_head_reads(store);
     if (found_live(reads, live_id)) return reads;
   }
@@ -170,12 +174,8 @@ int run_w4_index(const Options& given) {
     std::fprintf(stderr, "w4-index: --data-dir must name a new or empty directory\n");
     return 1;
   }
-  auto opened = open_store(dir);
-  if (!opened.is_ok()) {
-    std::fprintf(stderr, "w4-index: %s\n", opened.status().to_string().c_str());
-    return 1;
-  }
-  std::unique_ptr<storage::RocksKv> kv = std::move(opened.value());
+  std::unique_ptr<storage::RocksKv> kv = open_store(dir);
+  if (!kv) return 1;
   auto store = std::make_unique<storage::Store>(*kv);
   const bool loaded =
       write_all(*store, count, "due retries written",
@@ -209,12 +209,8 @@ int run_w4_index(const Options& given) {
   store.reset();
   kv.reset();
   const auto reopen_start = Clock::now();
-  opened = open_store(dir);
-  if (!opened.is_ok()) {
-    std::fprintf(stderr, "w4-index: reopening: %s\n", opened.status().to_string().c_str());
-    return 1;
-  }
-  kv = std::move(opened.value());
+  kv = open_store(dir);
+  if (!kv) return 1;
   store = std::make_unique<storage::Store>(*kv);
   const double reopen_ms = ms_since(reopen_start);
   const HeadReads reopened = time_head_reads(*store);
