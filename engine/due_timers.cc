@@ -1,13 +1,12 @@
 #include "engine/due_timers.h"
 
-#include "storage/crash_point.h"
-
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <utility>
 
 #include "storage/assert.h"
+#include "storage/crash_point.h"
 
 namespace tarde::engine {
 
@@ -79,17 +78,21 @@ void DueTimers::on_delete(int64_t fire_at_ms, std::string_view tx_id) {
   handles_.erase(it);
 }
 
-Status DueTimers::poll(int64_t now_ms, std::vector<storage::DueEntry>& out) {
+Status DueTimers::poll(int64_t now_ms, std::vector<storage::DueEntry>& out, size_t limit) {
   TARDE_ASSERT(started_);
   // The wheel cannot move back; a wall-clock step back would let entries
   // fire early by the new clock. Rebuild from disk instead: it is the truth.
   if (now_ms < wheel_.now_ms()) reset(now_ms);
+  // A lower bound: a cascade may find nothing due after all, and the next
+  // poll, with an exact bound, pages.
+  const std::optional<int64_t> memory_ms = wheel_.next_due_ms();
+  const bool memory_has_due = memory_ms.has_value() && *memory_ms <= now_ms;
   const std::optional<int64_t> unpaged_ms = unpaged_min_ms();
-  if (unpaged_ms.has_value() && *unpaged_ms <= now_ms) {
+  if (!memory_has_due && unpaged_ms.has_value() && *unpaged_ms <= now_ms) {
     TARDE_RETURN_IF_ERROR(read_page(now_ms));
     TARDE_CRASH_POINT("wheel.after_page");
   }
-  fire(now_ms, out);
+  fire(now_ms, out, limit);
   return Status::ok();
 }
 
@@ -188,9 +191,9 @@ void DueTimers::keep(const storage::DueEntry& entry) {
   it->second = wheel_.insert(entry.fire_at_ms, entry);
 }
 
-void DueTimers::fire(int64_t now_ms, std::vector<storage::DueEntry>& out) {
+void DueTimers::fire(int64_t now_ms, std::vector<storage::DueEntry>& out, size_t limit) {
   fired_.clear();
-  wheel_.advance(now_ms, fired_);
+  wheel_.advance(now_ms, fired_, limit);
   for (auto& fired : fired_) {
     handles_.erase(memory_key(fired.value.fire_at_ms, fired.value.tx_id));
     out.push_back(std::move(fired.value));

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,19 +76,22 @@ class DueTimers {
   // same tx_id (with another fire time) are left alone.
   void on_delete(int64_t fire_at_ms, std::string_view tx_id);
 
-  // Pages in at most one page when the unpaged part of the index may hold
-  // entries due by now_ms, then appends to out, in (fire_at_ms) order, every
-  // in-memory entry due by now_ms; they leave memory. One call does at most
-  // one page so that one loop turn's work stays bounded (docs/design.md "Time":
-  // move due retries in bounded chunks): when more may be due,
-  // next_wake_ms() is <= now_ms afterwards, and the caller polls again.
+  // Appends to out, in (fire_at_ms) order, at most `limit` of the entries
+  // due by now_ms; they leave memory. Entries in memory come first (every
+  // paged key is below every unpaged one); only when memory has nothing due
+  // does a call page in, at most one page, and only if the unpaged part of
+  // the index may hold entries due by now_ms. So one call's work stays
+  // bounded (docs/design.md "Time": move due retries in bounded chunks),
+  // also when a burst kept by on_put comes due at once: when more may be
+  // due, next_wake_ms() is <= now_ms afterwards, and the caller polls again.
   // If now_ms is earlier than the previous poll's (a wall-clock step back),
   // memory is reloaded from disk first, so that nothing fires before its
   // time by the new clock.
   // On a read error returns it, with out unchanged and the cursor where it
   // was (memory too, unless it was just reloaded).
   // Requires: start() was called (even if it failed).
-  [[nodiscard]] Status poll(int64_t now_ms, std::vector<storage::DueEntry>& out);
+  [[nodiscard]] Status poll(int64_t now_ms, std::vector<storage::DueEntry>& out,
+                            size_t limit = std::numeric_limits<size_t>::max());
 
   // When poll() should next be called: the earlier of the wheel's next busy
   // slot (a lower bound of the earliest in-memory entry) and the earliest
@@ -119,7 +123,7 @@ class DueTimers {
   std::optional<int64_t> unpaged_min_ms() const;
   [[nodiscard]] Status read_page(int64_t now_ms);
   void keep(const storage::DueEntry& entry);
-  void fire(int64_t now_ms, std::vector<storage::DueEntry>& out);
+  void fire(int64_t now_ms, std::vector<storage::DueEntry>& out, size_t limit);
   void reset(int64_t now_ms);
 
   storage::Store& store_;

@@ -23,7 +23,7 @@ Result<bool> Engine::run_timers(bool fire) {
   if (!fire) return false;
   if (pending_fires_.empty()) {
     std::vector<storage::DueEntry> due;
-    TARDE_RETURN_IF_ERROR(due_.poll(now_ms + options_.retry_lead_ms, due));
+    TARDE_RETURN_IF_ERROR(due_.poll(now_ms + options_.retry_lead_ms, due, options_.fires_per_turn));
     pending_fires_.insert(pending_fires_.end(), due.begin(), due.end());
   }
   for (size_t n = 0; n < options_.fires_per_turn && !pending_fires_.empty(); ++n) {
@@ -31,7 +31,9 @@ Result<bool> Engine::run_timers(bool fire) {
     TARDE_RETURN_IF_ERROR(fire_due(pending_fires_.front()));
     pending_fires_.pop_front();
   }
-  return !pending_fires_.empty() && fire_time_ms(pending_fires_.front()) <= now_ms;
+  if (!pending_fires_.empty()) return fire_time_ms(pending_fires_.front()) <= now_ms;
+  const std::optional<int64_t> wake = due_.next_wake_ms();  // the poll's limit left more due
+  return wake.has_value() && *wake <= now_ms + options_.retry_lead_ms;
 }
 
 // When a polled due entry may fire: retries up to retry_lead_ms early, the

@@ -105,12 +105,17 @@ class TimerWheel {
     return true;
   }
 
-  // Moves time to now_ms and appends to out every entry due at or before it,
+  // Moves time to now_ms and appends to out the entries due at or before it,
   // in non-decreasing due order (entries with equal due times in no
-  // particular order). An earlier now_ms leaves time where it is, but the
-  // entries inserted already due still come out.
-  void advance(int64_t now_ms, std::vector<Fired>& out) {
-    fire_due_now(out);
+  // particular order), at most `limit` of them. Entries due beyond the limit
+  // wait, in due order, in the "due now" list: the next advance() hands them
+  // out first, and next_due_ms() is <= now_ms() until it has. So one call
+  // moves O(limit) values, plus pointer-only relinks of the entries due. An
+  // earlier now_ms leaves time where it is, but entries already due (also
+  // those inserted already due) still come out.
+  void advance(int64_t now_ms, std::vector<Fired>& out,
+               size_t limit = std::numeric_limits<size_t>::max()) {
+    fire_due_now(out, limit);
     const uint64_t target_key = detail::wheel_key(now_ms);
     if (target_key <= now_key_) return;
     for (;;) {
@@ -122,7 +127,7 @@ class TimerWheel {
       // Moving now() to the start of the earliest busy slot keeps every
       // other entry's level valid: nothing else starts before it.
       now_key_ = start_key;
-      expire_slot(level, slot, out);
+      expire_slot(level, slot, out, limit);
     }
     // Every busy slot starts after target_key, so target_key shares each
     // level's high bits with the slots of that level: levels stay valid.
@@ -199,6 +204,8 @@ class TimerWheel {
   void place(uint32_t index) {
     const uint64_t due_key = nodes_[index].due_key;
     if (due_key <= now_key_) {
+      const uint32_t tail = lists_[kDueNowList].tail;
+      if (tail != kNil && nodes_[tail].due_key > due_key) due_now_sorted_ = false;
       due_now_min_key_ = std::min(due_now_min_key_, due_key);
       link(kDueNowList, index);
       return;
@@ -241,31 +248,47 @@ class TimerWheel {
     if (list.head != kNil) return;
     if (node.list == kDueNowList) {
       due_now_min_key_ = kNoKey;
+      due_now_sorted_ = true;
     } else {
       occupied_[node.list / detail::kWheelSlots] &=
           ~(uint64_t{1} << (node.list % detail::kWheelSlots));
     }
   }
 
-  // Fires the "due now" list sorted by due time: those entries were inserted
-  // in any order, with due times at or before now().
-  void fire_due_now(std::vector<Fired>& out) {
-    if (lists_[kDueNowList].head == kNil) return;
+  // Fires the head of the "due now" list, in due order, while limit lasts.
+  // Entries inserted already due may have been linked out of order; the
+  // list is sorted once before it is read.
+  void fire_due_now(std::vector<Fired>& out, size_t& limit) {
+    List& list = lists_[kDueNowList];
+    if (list.head == kNil) return;
+    if (!due_now_sorted_) sort_due_now();
+    while (limit > 0 && list.head != kNil) {
+      const uint32_t index = list.head;
+      unlink(index);
+      fire(index, out);
+      --limit;
+    }
+    if (list.head != kNil) due_now_min_key_ = nodes_[list.head].due_key;
+  }
+
+  void sort_due_now() {
     scratch_.clear();
     for (uint32_t index = lists_[kDueNowList].head; index != kNil; index = nodes_[index].next) {
       scratch_.push_back(index);
     }
-    lists_[kDueNowList] = List{};
-    due_now_min_key_ = kNoKey;
     std::stable_sort(scratch_.begin(), scratch_.end(), [this](uint32_t a, uint32_t b) {
       return nodes_[a].due_key < nodes_[b].due_key;
     });
-    for (uint32_t index : scratch_) fire(index, out);
+    lists_[kDueNowList] = List{};
+    for (uint32_t index : scratch_) link(kDueNowList, index);
+    due_now_sorted_ = true;
   }
 
-  // Empties the slot that starts at now(): entries due exactly now fire, the
-  // others cascade to a lower level. In level 0 every entry is due now.
-  void expire_slot(int level, int slot, std::vector<Fired>& out) {
+  // Empties the slot that starts at now(): entries due exactly now fire
+  // while limit lasts and then wait in "due now" (in order: it was empty, or
+  // limit is spent), the others cascade to a lower level. In level 0 every
+  // entry is due now.
+  void expire_slot(int level, int slot, std::vector<Fired>& out, size_t& limit) {
     List& list = lists_[level * detail::kWheelSlots + slot];
     uint32_t index = list.head;
     list = List{};
@@ -273,8 +296,9 @@ class TimerWheel {
     while (index != kNil) {
       const uint32_t next = nodes_[index].next;
       TARDE_DASSERT(nodes_[index].due_key >= now_key_);
-      if (nodes_[index].due_key == now_key_) {
+      if (nodes_[index].due_key == now_key_ && limit > 0) {
         fire(index, out);
+        --limit;
       } else {
         place(index);
       }
@@ -305,11 +329,14 @@ class TimerWheel {
   std::vector<Node> nodes_;
   std::array<List, kSlotLists + 1> lists_{};  // the slots, then "due now"
   std::array<uint64_t, detail::kWheelLevels> occupied_{};
-  std::vector<uint32_t> scratch_;  // reused by fire_due_now to avoid allocating
+  std::vector<uint32_t> scratch_;  // reused by sort_due_now to avoid allocating
   uint32_t free_head_ = kNil;
   uint64_t now_key_;
   // A lower bound of the "due now" list's due times (exact until a cancel).
   uint64_t due_now_min_key_ = kNoKey;
+  // Whether the "due now" list is in due order; inserts of entries already
+  // due may break it, fire_due_now restores it.
+  bool due_now_sorted_ = true;
   size_t size_ = 0;
 };
 
@@ -327,6 +354,9 @@ bool TimerWheel<T>::invariants_hold_for_test() const {
       const Node& node = nodes_[index];
       if (node.list != list_id || node.prev != prev || !node.value) return false;
       if (!is_slot && (node.due_key > now_key_ || node.due_key < due_now_min_key_)) return false;
+      if (!is_slot && due_now_sorted_ && prev != kNil && nodes_[prev].due_key > node.due_key) {
+        return false;
+      }
       if (is_slot) {
         if (node.due_key <= now_key_) return false;
         if ((node.due_key & detail::wheel_high_mask(level)) !=

@@ -116,6 +116,42 @@ TEST_SUITE("due_timers") {
     CHECK(!timers.next_wake_ms().has_value());
   }
 
+  TEST_CASE("a burst kept by on_put comes out in chunks of the limit, before the next page") {
+    // Forty entries put while in the paged range all come due in one
+    // millisecond; two more wait on disk beyond the paged range. Each poll
+    // hands out at most five, in key order, and pages only once memory has
+    // nothing due left.
+    storage::MemKv kv;
+    storage::Store store(kv);
+    DueTimers timers(store, {.horizon_ms = 1000, .page_limit = 4});
+    REQUIRE(timers.start(1000).is_ok());
+    std::vector<std::string> ids;
+    for (int i = 0; i < 40; ++i) {
+      ids.push_back("tx" + std::to_string(100 + i));
+      const DueEntry entry = due(1500, ids.back());
+      write_put(store, entry);
+      REQUIRE(timers.on_put(entry));
+    }
+    for (std::string id : {"later-a", "later-b"}) {
+      write_put(store, due(2500, id));
+      REQUIRE(!timers.on_put(due(2500, id)));
+      ids.push_back(id);
+    }
+    std::vector<DueEntry> fired;
+    int polls = 0;
+    while (timers.next_wake_ms() && *timers.next_wake_ms() <= 3000) {
+      const size_t before = fired.size();
+      REQUIRE(timers.poll(3000, fired, 5).is_ok());
+      CHECK(fired.size() - before <= 5);
+      CHECK(timers.in_memory() <= 40);
+      ++polls;
+      REQUIRE(polls < 30);
+    }
+    CHECK(polls >= 9);
+    CHECK(ids_of(fired) == ids);
+    CHECK(timers.in_memory() == 0);
+  }
+
   TEST_CASE("a page of entries all in the cursor's millisecond still makes progress") {
     storage::MemKv kv;
     storage::Store store(kv);
