@@ -154,15 +154,25 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
   if (changed.ready && before && before->ready_seq != 0) {
     batch.delete_ready(before->queue, before->ready_at_ms, before->ready_seq);
   }
+  // A request put below its queue's ready floor (a retry overdue since
+  // before a restart) lowers the floor in the same batch.
+  std::optional<ReadyQueue::Key> lowered_floor;
   if (changed.ready && after.ready_seq != 0) {
     batch.put_ready(
         {after.queue, after.ready_at_ms, after.ready_seq, after.tx_id, after.next_attempt});
+    const ReadyQueue::Key key{after.ready_at_ms, after.ready_seq};
+    const auto& on_disk = queue_state(after.queue).floor_on_disk;
+    if (on_disk && key < *on_disk) {
+      lowered_floor = key;
+      batch.put_ready_floor(after.queue, {key.first, key.second});
+    }
   }
   if (changed.was_dead && !after.dead_lettered) batch.delete_dead(after.queue, after.tx_id);
   if (!changed.was_dead && after.dead_lettered) batch.put_dead(letter_of(after, now_ms));
 
   TARDE_RETURN_IF_ERROR(store_.write(batch));
   if (reserve_seqs) ready_seq_reserved_ = reserved;
+  if (lowered_floor) queue_state(after.queue).floor_on_disk = lowered_floor;
   apply_memory(before, after);
   if (transition_listener_) transition_listener_(TransitionNote{before, &after, cause, reason});
   return Status::ok();
@@ -202,7 +212,9 @@ void Engine::drop_lease(const std::string& tx_id) {
   auto it = leases_.find(tx_id);
   if (it == leases_.end()) return;
   memory_timers_.cancel(it->second.timer);
-  queue_state(it->second.queue).leased -= 1;
+  QueueState& queue = queue_state(it->second.queue);
+  queue.leased -= 1;
+  queue.leased_keys.erase(it->second.ready_key);
   auto conn = leases_by_conn_.find(it->second.conn);
   if (conn != leases_by_conn_.end()) {
     conn->second.erase(tx_id);
@@ -235,6 +247,9 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
   QueueState& queue = queue_state(queue_name);
   const int64_t now_ms = clock_.now_wall_ms();
   while (true) {
+    if (queue.popped_since_floor >= kReadyFloorEvery) {
+      TARDE_RETURN_IF_ERROR(raise_ready_floor(std::string(queue_name), queue));
+    }
     auto front = queue.ready.front(store_);
     if (!front.is_ok()) return front.status();
     if (!front.value()) return std::optional<HandOut>();
@@ -245,6 +260,7 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     }
     if (leases_.count(item.tx_id) != 0) {
       queue.ready.pop_front();  // its leased request, read again by a later page
+      queue.popped_since_floor += 1;
       continue;
     }
     auto found = store_.get_tx(item.tx_id);
@@ -253,6 +269,7 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     if (!rec || rec->state != TxState::kSending || rec->ready_seq != key.second ||
         rec->next_attempt != item.attempt) {
       queue.ready.pop_front();  // not owned by its transaction: stale, harmless
+      queue.popped_since_floor += 1;
       count_stale("ready");
       continue;
     }
@@ -277,16 +294,33 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     lease.queue = std::string(queue_name);
     lease.attempt = rec->next_attempt;
     lease.id = next_lease_id_++;
+    lease.ready_key = key;
     lease.timer =
         memory_timers_.insert(now_ms + queue.config.lease_ms,
                               MemoryTimer{MemoryTimer::Kind::kLeaseExpiry, rec->tx_id, lease.id});
     leases_[rec->tx_id] = lease;
     leases_by_conn_[conn].insert(rec->tx_id);
     queue.leased += 1;
+    queue.leased_keys.insert(key);
     queue.ready.pop_front();
+    queue.popped_since_floor += 1;
     return std::optional<HandOut>(
         HandOut{rec->tx_id, rec->next_attempt, rec->deliveries + 1, rec->payload});
   }
+}
+
+// Writes the queue's ready floor: below every request not yet handed out
+// and every leased one. Only ever raised here; persist() lowers it.
+Status Engine::raise_ready_floor(const std::string& queue_name, QueueState& queue) {
+  queue.popped_since_floor = 0;
+  ReadyQueue::Key floor = queue.ready.floor();
+  if (!queue.leased_keys.empty()) floor = std::min(floor, *queue.leased_keys.begin());
+  if (queue.floor_on_disk && floor <= *queue.floor_on_disk) return Status::ok();
+  storage::Batch batch;
+  batch.put_ready_floor(queue_name, {floor.first, floor.second});
+  TARDE_RETURN_IF_ERROR(store_.write(batch));
+  queue.floor_on_disk = floor;
+  return Status::ok();
 }
 
 // Arms one wake of the queue's waiters at wake_ms, unless one no later is

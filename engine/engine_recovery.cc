@@ -4,6 +4,8 @@
 // invariant sweep and the counts it yields come later (finish_recovery), from
 // a sweep the server runs on a snapshot in the background (docs/design.md
 // "Recovery").
+#include <map>
+
 #include "engine/engine.h"
 #include "engine/invariants.h"
 #include "storage/crash_point.h"
@@ -44,6 +46,13 @@ Status Engine::start_recovery(RecoveryReport* report) {
         QueueState& queue = queue_state(name);
         queue.config = config;
         queue.bucket.configure(config.rate, now_ms);
+        return true;
+      }));
+  TARDE_RETURN_IF_ERROR(
+      store_.scan_ready_floors([&](const std::string& name, const storage::ReadyFloor& floor) {
+        QueueState& queue = queue_state(name);
+        queue.floor_on_disk = ReadyQueue::Key{floor.ready_at_ms, floor.seq};
+        queue.ready.start_from(*queue.floor_on_disk);
         return true;
       }));
   TARDE_RETURN_IF_ERROR(load_ready_seq());
@@ -90,12 +99,34 @@ Status Engine::finish_recovery(const Sweep& sweep, std::vector<std::string>* rep
 
   std::vector<Violation> still;
   TARDE_RETURN_IF_ERROR(still_violated(store_, sweep.violations, &still));
+  TARDE_RETURN_IF_ERROR(lower_ready_floors(still));
   TARDE_RETURN_IF_ERROR(repair_violations(store_, still, repairs));
   TARDE_CRASH_POINT("recovery.after_repair");
   apply_repairs(still);
   for (const Violation& v : still) {
     if (v.kind == Violation::Kind::kBadRecord) repairs->push_back("left alone: " + v.text);
   }
+  return Status::ok();
+}
+
+// Requests about to be rebuilt below their queue's ready floor lower it
+// first (a lower floor is always safe; the repairs follow in the same group).
+Status Engine::lower_ready_floors(const std::vector<Violation>& repairs) {
+  storage::Batch batch;
+  std::map<std::string, ReadyQueue::Key> lowered;
+  for (const Violation& v : repairs) {
+    if (v.kind != Violation::Kind::kMissingIndex || v.cf != storage::Cf::kReady) continue;
+    const storage::TxRecord& rec = v.record;
+    const ReadyQueue::Key key{rec.ready_at_ms, rec.ready_seq};
+    const auto& on_disk = queue_state(rec.queue).floor_on_disk;
+    if (!on_disk || key >= *on_disk) continue;
+    auto [it, added] = lowered.try_emplace(rec.queue, key);
+    if (!added) it->second = std::min(it->second, key);
+  }
+  if (lowered.empty()) return Status::ok();
+  for (const auto& [queue, key] : lowered) batch.put_ready_floor(queue, {key.first, key.second});
+  TARDE_RETURN_IF_ERROR(store_.write(batch));
+  for (const auto& [queue, key] : lowered) queue_state(queue).floor_on_disk = key;
   return Status::ok();
 }
 

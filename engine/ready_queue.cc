@@ -1,5 +1,6 @@
 #include "engine/ready_queue.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "storage/assert.h"
@@ -13,9 +14,19 @@ ReadyQueue::ReadyQueue(std::string queue, Options options)
 }
 
 void ReadyQueue::reset() {
+  low_ = floor();
   head_.clear();
   cursor_ = Cursor::kNothing;
   cursor_key_ = Key{0, 0};
+}
+
+void ReadyQueue::start_from(Key floor) {
+  TARDE_ASSERT(cursor_ == Cursor::kNothing && head_.empty());
+  low_ = floor;
+}
+
+ReadyQueue::Key ReadyQueue::floor() const {
+  return head_.empty() ? low_ : std::min(head_.begin()->first, low_);
 }
 
 bool ReadyQueue::is_paged(const Key& key) const {
@@ -31,6 +42,9 @@ bool ReadyQueue::is_paged(const Key& key) const {
 }
 
 void ReadyQueue::on_put(Key key, Item item) {
+  // Below the floor (a retry overdue since before a restart): reading must
+  // start low enough to find it, whether memory keeps it or not.
+  low_ = std::min(low_, key);
   if (!is_paged(key)) return;  // on disk beyond the cursor: a later page reads it
   head_.insert_or_assign(key, std::move(item));
   shrink();
@@ -58,6 +72,8 @@ Result<std::optional<std::pair<ReadyQueue::Key, ReadyQueue::Item>>> ReadyQueue::
 
 void ReadyQueue::pop_front() {
   TARDE_ASSERT(!head_.empty());
+  const Key popped = head_.begin()->first;
+  low_ = Key{popped.first, popped.second + 1};
   head_.erase(head_.begin());
 }
 
@@ -79,7 +95,7 @@ Status ReadyQueue::read_page(storage::Store& store) {
     TARDE_RETURN_IF_ERROR(
         store.scan_ready_after(queue_, cursor_key_.first, cursor_key_.second, visit));
   } else {
-    TARDE_RETURN_IF_ERROR(store.scan_ready(queue_, visit));
+    TARDE_RETURN_IF_ERROR(store.scan_ready_from(queue_, low_.first, low_.second, visit));
   }
   for (storage::ReadyEntry& entry : page) {
     head_.insert_or_assign(Key{entry.ready_at_ms, entry.seq},

@@ -27,6 +27,14 @@ namespace tarde::engine {
 // the largest key kept: they are read again later. A request that is leased
 // may therefore be read again while its lease runs; the caller skips those.
 //
+// The floor is a key no entry still to be handed out is below, in memory or
+// on disk: the smaller of the head's first key and the successor of the last
+// key handed out (or the floor the queue started from). Entries handed out
+// and still on disk (leased) are below it; the caller bounds those. Persisted
+// now and then (Engine), it lets a restart start reading at the floor instead
+// of at the start of the queue's range, past the deletions of every entry
+// handed out since compaction last ran (docs/design.md "Traps").
+//
 // The disk is the truth: the caller writes (or deletes) an entry in the store
 // first and then calls on_put (or on_erase), on the same thread. Owned by
 // the Engine; the Store must outlive it. Not thread-safe. Store read errors
@@ -49,8 +57,14 @@ class ReadyQueue {
   // Requires: options.page_limit >= 1, options.memory_limit >= page_limit.
   ReadyQueue(std::string queue, Options options);
 
-  // Forgets memory: the next front() reads the first page from disk.
+  // Forgets memory: the next front() reads the first page from disk, from
+  // the floor.
   void reset();
+  // Where reading starts: the caller knows that no entry of the queue on
+  // disk is below floor. Call before the first front() (or after reset()).
+  void start_from(Key floor);
+  // See the class comment. Never above a key on_put was given since.
+  Key floor() const;
 
   // Called right after the entry was written to the store: kept in memory
   // when its key is paged, else left for a later page.
@@ -81,6 +95,9 @@ class ReadyQueue {
   std::map<Key, Item> head_;
   Cursor cursor_ = Cursor::kNothing;
   Key cursor_key_{0, 0};  // with kKey: every key <= it is paged
+  // No entry not yet handed out is below it but those in head_: the start
+  // floor, or the successor of the key pop_front() last dropped.
+  Key low_{0, 0};
 };
 
 }  // namespace tarde::engine

@@ -219,18 +219,54 @@ Result<DeadKey> decode_dead_key(std::string_view key) {
   return DeadKey{std::string(queue), std::string(tx_id)};
 }
 
-std::string queue_config_key(std::string_view queue) {
+namespace {
+
+// A per-queue meta key "<prefix><queue>", and back to the queue name.
+std::string prefixed_queue_key(std::string_view prefix, std::string_view queue) {
   TARDE_ASSERT(is_valid_queue_name(queue));
-  std::string key(kMetaQueuePrefix);
+  std::string key(prefix);
   key.append(queue);
   return key;
 }
 
-Result<std::string> decode_queue_config_key(std::string_view key) {
-  if (!key.starts_with(kMetaQueuePrefix)) return bad_key("meta", key, "not a queue key");
-  const std::string_view queue = key.substr(kMetaQueuePrefix.size());
+Result<std::string> queue_after_prefix(std::string_view key, std::string_view prefix) {
+  if (!key.starts_with(prefix)) return bad_key("meta", key, "not of that kind");
+  const std::string_view queue = key.substr(prefix.size());
   if (!is_valid_queue_name(queue)) return bad_key("meta", key, "bad queue name");
   return std::string(queue);
+}
+
+}  // namespace
+
+std::string queue_config_key(std::string_view queue) {
+  return prefixed_queue_key(kMetaQueuePrefix, queue);
+}
+
+Result<std::string> decode_queue_config_key(std::string_view key) {
+  return queue_after_prefix(key, kMetaQueuePrefix);
+}
+
+std::string ready_floor_key(std::string_view queue) {
+  return prefixed_queue_key(kMetaReadyFloorPrefix, queue);
+}
+
+Result<std::string> decode_ready_floor_key(std::string_view key) {
+  return queue_after_prefix(key, kMetaReadyFloorPrefix);
+}
+
+std::string encode_ready_floor(const ReadyFloor& floor) {
+  TARDE_ASSERT(floor.ready_at_ms >= 0);
+  std::string value;
+  append_be64(&value, static_cast<uint64_t>(floor.ready_at_ms));
+  append_be64(&value, floor.seq);
+  return value;
+}
+
+Result<ReadyFloor> decode_ready_floor(std::string_view value) {
+  if (value.size() != 2 * kBe64Bytes) return Status::corruption("ready floor: not two be64");
+  const uint64_t ready_at = read_be64(value);
+  if ((ready_at & kTimeSignBit) != 0) return Status::corruption("ready floor: negative time");
+  return ReadyFloor{static_cast<int64_t>(ready_at), read_be64(value.substr(kBe64Bytes))};
 }
 
 }  // namespace tarde::storage

@@ -84,5 +84,16 @@ inline constexpr std::string_view kMetaQueuePrefix = "queue/";
 inline constexpr std::string_view kMetaReadySeqKey = "ready_seq_reserved";
 std::string queue_config_key(std::string_view queue);
 Result<std::string> decode_queue_config_key(std::string_view key);  // the queue name
+// "ready_floor/<name>": be64(ready_at_ms) be64(seq); no ready entry of that
+// queue has a smaller key. Where a restart starts reading the queue.
+inline constexpr std::string_view kMetaReadyFloorPrefix = "ready_floor/";
+std::string ready_floor_key(std::string_view queue);
+Result<std::string> decode_ready_floor_key(std::string_view key);  // the queue name
+struct ReadyFloor {
+  int64_t ready_at_ms = 0;
+  uint64_t seq = 0;
+};
+std::string encode_ready_floor(const ReadyFloor& floor);
+Result<ReadyFloor> decode_ready_floor(std::string_view value);
 
 }  // namespace tarde::storage

@@ -109,6 +109,10 @@ void Batch::put_queue_config(std::string_view queue, const QueueConfig& config) 
   kv_.put(Cf::kMeta, queue_config_key(queue), encode_queue_config(config));
 }
 
+void Batch::put_ready_floor(std::string_view queue, const ReadyFloor& floor) {
+  kv_.put(Cf::kMeta, ready_floor_key(queue), encode_ready_floor(floor));
+}
+
 void Batch::put_meta(std::string_view name, std::string_view value) {
   TARDE_ASSERT(!name.empty());
   kv_.put(Cf::kMeta, name, value);
@@ -127,8 +131,7 @@ Result<Store::FormatCheck> Store::check_format() {
       return FormatCheck{Format::kBadRecord, "meta format: version 0 was never written"};
     }
     if (version.value() > kFormatVersion) {
-      return FormatCheck{Format::kNewer, "store format version " +
-                                             std::to_string(version.value()) +
+      return FormatCheck{Format::kNewer, "store format version " + std::to_string(version.value()) +
                                              " is newer than this build's " +
                                              std::to_string(kFormatVersion)};
     }
@@ -154,11 +157,15 @@ Status Store::ensure_format() {
   Result<FormatCheck> check = check_format();
   if (!check.is_ok()) return check.status();
   switch (check->format) {
-    case Format::kCurrent: return Status::ok();
-    case Format::kNewer: return Status::invalid_argument(check->detail);
+    case Format::kCurrent:
+      return Status::ok();
+    case Format::kNewer:
+      return Status::invalid_argument(check->detail);
     case Format::kNotTarde:
-    case Format::kBadRecord: return Status::corruption(check->detail);
-    case Format::kEmpty: break;
+    case Format::kBadRecord:
+      return Status::corruption(check->detail);
+    case Format::kEmpty:
+      break;
   }
   KvBatch batch;
   batch.put(Cf::kMeta, kMetaFormatKey, encode_format_version(kFormatVersion));
@@ -215,14 +222,7 @@ Status Store::scan_ready(std::string_view queue,
   if (!is_valid_queue_name(queue)) {
     return Status::invalid_argument("bad queue name " + printable_key(queue));
   }
-  const std::string lower = ready_prefix(queue);
-  const std::string upper = prefix_end(lower);
-  return decoding_scan(kv_, Cf::kReady, lower, upper,
-                       [&](std::string_view key, std::string_view value) {
-                         Result<ReadyEntry> entry = decode_ready_entry(key, value);
-                         if (!entry.is_ok()) return Result<bool>(entry.status());
-                         return Result<bool>(visit(entry.value()));
-                       });
+  return scan_ready_range(queue, ready_prefix(queue), visit);
 }
 
 Status Store::scan_ready_after(std::string_view queue, int64_t ready_at_ms, uint64_t seq,
@@ -230,7 +230,20 @@ Status Store::scan_ready_after(std::string_view queue, int64_t ready_at_ms, uint
   if (!is_valid_queue_name(queue)) {
     return Status::invalid_argument("bad queue name " + printable_key(queue));
   }
-  const std::string lower = key_after(ready_key(queue, ready_at_ms, seq));
+  return scan_ready_range(queue, key_after(ready_key(queue, ready_at_ms, seq)), visit);
+}
+
+Status Store::scan_ready_from(std::string_view queue, int64_t ready_at_ms, uint64_t seq,
+                              const std::function<bool(const ReadyEntry&)>& visit) {
+  if (!is_valid_queue_name(queue)) {
+    return Status::invalid_argument("bad queue name " + printable_key(queue));
+  }
+  return scan_ready_range(queue, ready_key(queue, ready_at_ms, seq), visit);
+}
+
+// One queue's ready entries from the key lower on. Requires a valid queue.
+Status Store::scan_ready_range(std::string_view queue, const std::string& lower,
+                               const std::function<bool(const ReadyEntry&)>& visit) {
   const std::string upper = prefix_end(ready_prefix(queue));
   return decoding_scan(kv_, Cf::kReady, lower, upper,
                        [&](std::string_view key, std::string_view value) {
@@ -313,6 +326,21 @@ Status Store::scan_queue_configs(
                            return Result<bool>(bad_record(Cf::kMeta, key, config.status()));
                          }
                          return Result<bool>(visit(queue.value(), config.value()));
+                       });
+}
+
+Status Store::scan_ready_floors(
+    const std::function<bool(const std::string& queue, const ReadyFloor&)>& visit) {
+  const std::string upper = prefix_end(kMetaReadyFloorPrefix);
+  return decoding_scan(kv_, Cf::kMeta, kMetaReadyFloorPrefix, upper,
+                       [&](std::string_view key, std::string_view value) {
+                         Result<std::string> queue = decode_ready_floor_key(key);
+                         if (!queue.is_ok()) return Result<bool>(queue.status());
+                         Result<ReadyFloor> floor = decode_ready_floor(value);
+                         if (!floor.is_ok()) {
+                           return Result<bool>(bad_record(Cf::kMeta, key, floor.status()));
+                         }
+                         return Result<bool>(visit(queue.value(), floor.value()));
                        });
 }
 

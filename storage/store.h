@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "storage/keys.h"
 #include "storage/kv.h"
 #include "storage/records.h"
 #include "storage/status.h"
@@ -32,6 +33,8 @@ class Batch {
   void delete_dead(std::string_view queue, std::string_view tx_id);
   void put_queue_config(std::string_view queue, const QueueConfig& config);
   void put_meta(std::string_view name, std::string_view value);
+  // Records that no ready entry of queue has a key below (ready_at_ms, seq).
+  void put_ready_floor(std::string_view queue, const ReadyFloor& floor);
 
   const KvBatch& kv() const { return kv_; }
   bool empty() const { return kv_.empty(); }
@@ -89,6 +92,13 @@ class Store {
   // hand-out order: how the engine pages a queue in.
   [[nodiscard]] Status scan_ready_after(std::string_view queue, int64_t ready_at_ms, uint64_t seq,
                                         const std::function<bool(const ReadyEntry&)>& visit);
+  // The same from (ready_at_ms, seq) included: how the engine starts paging
+  // a queue at its floor after a restart.
+  [[nodiscard]] Status scan_ready_from(std::string_view queue, int64_t ready_at_ms, uint64_t seq,
+                                       const std::function<bool(const ReadyEntry&)>& visit);
+  // Every queue's ready floor (put_ready_floor), in queue order.
+  [[nodiscard]] Status scan_ready_floors(
+      const std::function<bool(const std::string& queue, const ReadyFloor&)>& visit);
   // The events of one transaction, oldest first, with their sequence numbers.
   [[nodiscard]] Status scan_events(
       std::string_view tx_id, const std::function<bool(uint64_t seq, const EventRecord&)>& visit);
@@ -106,6 +116,9 @@ class Store {
   Kv& kv() { return kv_; }
 
  private:
+  [[nodiscard]] Status scan_ready_range(std::string_view queue, const std::string& lower,
+                                        const std::function<bool(const ReadyEntry&)>& visit);
+
   Kv& kv_;
 };
 

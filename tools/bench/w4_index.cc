@@ -18,6 +18,9 @@
 //      open beside the live one), on the live store, after a clean close and
 //      reopen, and once compaction has settled; and the same reads on the
 //      store before the fires, with its N live entries, as the control.
+//      The ready head is read twice: from the start of the queue's range,
+//      and from the ready floor the engine would have written after these
+//      hand-outs (engine.h, kReadyFloorEvery), which is how it reads now.
 // One live retry, due after all the others, is what the reads must find.
 #include <chrono>
 #include <cstdio>
@@ -27,6 +30,7 @@
 #include <optional>
 #include <utility>
 
+#include "engine/engine.h"
 #include "storage/rocks_kv.h"
 #include "storage/store.h"
 #include "tools/bench/proc_stats.h"
@@ -94,13 +98,24 @@ bool write_all(storage::Store& store, uint64_t count, const char* what,
 struct HeadReads {
   double due_ms = 0;
   double ready_ms = 0;
+  double ready_floor_ms = 0;
   std::string due_found;
   std::string ready_found;
+  std::string ready_floor_found;
 };
 
-HeadReads time_head_reads(storage::Store& store) {
+// The floor the engine raises after every kReadyFloorEvery hand-outs: just
+// past the last entry of the last whole block handed out.
+storage::ReadyFloor floor_after(uint64_t handed_out) {
+  const uint64_t blocks = handed_out / engine::kReadyFloorEvery;
+  if (blocks == 0) return storage::ReadyFloor{0, 0};
+  const storage::ReadyEntry last = ready_of(blocks * engine::kReadyFloorEvery - 1);
+  return storage::ReadyFloor{last.ready_at_ms, last.seq + 1};
+}
+
+HeadReads time_head_reads(storage::Store& store, const storage::ReadyFloor& floor) {
   HeadReads reads;
-  reads.due_ms = reads.ready_ms = std::numeric_limits<double>::infinity();
+  reads.due_ms = reads.ready_ms = reads.ready_floor_ms = std::numeric_limits<double>::infinity();
   for (int i = 0; i < kReadRepeats; ++i) {
     auto start = Clock::now();
     const Status due_status =
@@ -115,9 +130,17 @@ HeadReads time_head_reads(storage::Store& store) {
       return false;
     });
     reads.ready_ms = std::min(reads.ready_ms, ms_since(start));
-    if (!due_status.is_ok() || !ready_status.is_ok()) {
-      std::fprintf(stderr, "w4-index: a head read failed: %s %s\n", due_status.to_string().c_str(),
-                   ready_status.to_string().c_str());
+    start = Clock::now();
+    const Status floor_status = store.scan_ready_from(kQueue, floor.ready_at_ms, floor.seq,
+                                                      [&](const storage::ReadyEntry& entry) {
+                                                        reads.ready_floor_found = entry.tx_id;
+                                                        return false;
+                                                      });
+    reads.ready_floor_ms = std::min(reads.ready_floor_ms, ms_since(start));
+    if (!due_status.is_ok() || !ready_status.is_ok() || !floor_status.is_ok()) {
+      std::fprintf(stderr, "w4-index: a head read failed: %s %s %s\n",
+                   due_status.to_string().c_str(), ready_status.to_string().c_str(),
+                   floor_status.to_string().c_str());
       reads.due_found.clear();
     }
   }
@@ -140,7 +163,8 @@ std::unique_ptr<storage::RocksKv> open_store(const std::string& dir, bool read_o
 }
 
 bool found_live(const HeadReads& reads, const std::string& live_id) {
-  return reads.due_found == live_id && reads.ready_found == live_id;
+  return reads.due_found == live_id && reads.ready_found == live_id &&
+         reads.ready_floor_found == live_id;
 }
 
 // The head reads on the store as a kill -9 right now would leave it: the
@@ -150,12 +174,12 @@ bool found_live(const HeadReads& reads, const std::string& live_id) {
 // entries again; a view whose reads miss the live retry is that, and is
 // taken again. `opens` counts the opens.
 std::optional<HeadReads> crash_view_reads(const std::string& dir, const std::string& live_id,
-                                          int* opens) {
+                                          const storage::ReadyFloor& floor, int* opens) {
   for (*opens = 1; *opens <= kCrashViewOpens; ++*opens) {
     const std::unique_ptr<storage::RocksKv> view = open_store(dir, true);
     if (!view) return std::nullopt;
     storage::Store store(*view);
-    const HeadReads reads = time_head_reads(store);
+    const HeadReads reads = time_head_reads(store, floor);
     if (found_live(reads, live_id)) return reads;
   }
   std::fprintf(stderr, "w4-index: FAILED: %d read-only opens missed the live retry\n",
@@ -185,7 +209,7 @@ int run_w4_index(const Options& given) {
         batch.put_ready(ready_of(count));
       });
   if (!loaded) return 1;
-  const HeadReads control = time_head_reads(*store);
+  const HeadReads control = time_head_reads(*store, floor_after(0));
   const auto fire_start = Clock::now();
   const bool fired =
       write_all(*store, count, "fired (due deleted, ready written)",
@@ -201,10 +225,11 @@ int run_w4_index(const Options& given) {
   if (!fired) return 1;
   const double fire_s = ms_since(fire_start) / 1000;
   const std::string live_id = tx_id_of(count);
+  const storage::ReadyFloor floor = floor_after(count);
   int crash_view_opens = 0;
-  const std::optional<HeadReads> crashed = crash_view_reads(dir, live_id, &crash_view_opens);
+  const std::optional<HeadReads> crashed = crash_view_reads(dir, live_id, floor, &crash_view_opens);
   if (!crashed) return 1;
-  const HeadReads live = time_head_reads(*store);
+  const HeadReads live = time_head_reads(*store, floor);
 
   store.reset();
   kv.reset();
@@ -213,12 +238,12 @@ int run_w4_index(const Options& given) {
   if (!kv) return 1;
   store = std::make_unique<storage::Store>(*kv);
   const double reopen_ms = ms_since(reopen_start);
-  const HeadReads reopened = time_head_reads(*store);
+  const HeadReads reopened = time_head_reads(*store, floor);
 
   std::fprintf(stderr, "[w4-index] waiting for compaction to settle\n");
   wait_until_unchanged(dir, kSettlePoll, kSettledFor, kSettleAtMost);
   const int64_t data = data_bytes(dir);
-  const HeadReads settled = time_head_reads(*store);
+  const HeadReads settled = time_head_reads(*store, floor);
 
   const std::pair<const char*, const HeadReads*> views[] = {
       {"live", &live}, {"reopened", &reopened}, {"settled", &settled}};
@@ -240,6 +265,11 @@ int run_w4_index(const Options& given) {
   sink.emit("ready_head_crash_restart_us", crashed->ready_ms * 1000, "µs");
   sink.emit("ready_head_after_reopen_us", reopened.ready_ms * 1000, "µs");
   sink.emit("ready_head_settled_us", settled.ready_ms * 1000, "µs");
+  sink.emit("ready_floor_control_us", control.ready_floor_ms * 1000, "µs");
+  sink.emit("ready_floor_after_fires_us", live.ready_floor_ms * 1000, "µs");
+  sink.emit("ready_floor_crash_restart_us", crashed->ready_floor_ms * 1000, "µs");
+  sink.emit("ready_floor_after_reopen_us", reopened.ready_floor_ms * 1000, "µs");
+  sink.emit("ready_floor_settled_us", settled.ready_floor_ms * 1000, "µs");
   sink.emit("reopen_ms", reopen_ms, "ms");
   sink.emit("crash_view_opens", crash_view_opens, "");
   sink.emit("data_settled_mb", static_cast<double>(data) / (1024.0 * 1024.0), "MiB");
