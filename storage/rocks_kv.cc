@@ -98,6 +98,10 @@ constexpr uint64_t kMaxTotalWalBytes = 8u << 20;
 // it overlaps and moves older data down a level.
 constexpr uint64_t kLevel1Bytes = 64u << 20;
 constexpr uint64_t kTableFileBytes = 8u << 20;
+// Table files a lazy read-only open keeps open (Options::lazy_tables). Any
+// value but -1 makes RocksDB open files on demand; it still opens a quarter
+// of this many at open.
+constexpr int kLazyTableFilesOpen = 32;
 // RocksDB reserves 4 MB of disk for the MANIFEST up front; tarde's grows by a
 // few hundred bytes per flush or compaction.
 constexpr size_t kManifestPreallocationBytes = 64u << 10;
@@ -259,6 +263,7 @@ rocksdb::Status open_db(const std::string& dir, const RocksKv::Options& options,
                                         handles, db);
   }
   if (options.read_only) {
+    if (options.lazy_tables) db_options.max_open_files = kLazyTableFilesOpen;
     return rocksdb::DB::OpenForReadOnly(db_options, dir, descriptors(), handles, db);
   }
   return rocksdb::DB::Open(db_options, dir, descriptors(), handles, db);

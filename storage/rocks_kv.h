@@ -61,6 +61,11 @@ class RocksKv final : public Kv {
     // Read-only only: refuse even a WAL whose last record is cut short, to
     // find out whether the tolerant replay would drop one.
     bool strict_wal = false;
+    // Read-only only: open table files as reads need them rather than all of
+    // them at open. For a look at a few keys (the format record before the
+    // server opens for writing), where opening every table file of a large
+    // store cost as much as the look itself.
+    bool lazy_tables = false;
     // Tests only: the Env (and so the file system) RocksDB uses, e.g. one
     // that fails writes as a full disk would. Must outlive the RocksKv.
     rocksdb::Env* env_for_test = nullptr;

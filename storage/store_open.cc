@@ -107,6 +107,7 @@ OpenedStore examine_format(const std::string& dir, std::string* warning) {
   read_only.read_only = true;
   read_only.create_if_missing = false;
   read_only.strict_wal = true;
+  read_only.lazy_tables = true;  // the format record is all this open reads
   auto kv = RocksKv::open(dir, read_only);
   if (!kv.is_ok()) {
     const std::string strict_message = kv.status().message();
