@@ -276,8 +276,9 @@ class Engine {
     int64_t wake_at_ms = 0;   // a wake timer is already armed for this instant
     Breaker::State reported_breaker = Breaker::State::kClosed;  // last told to the listener
     // The ready floor on disk (none: reads start at the queue's first key),
-    // the ready keys of the queue's leased requests (on disk, below the
-    // ReadyQueue's floor) and the requests popped since the floor was raised.
+    // the ready keys of the queue's leased requests (handed out, so not
+    // covered by the ReadyQueue's floor, but still on disk) and the requests
+    // popped since the floor was raised.
     std::optional<ReadyQueue::Key> floor_on_disk;
     std::set<ReadyQueue::Key> leased_keys;
     uint64_t popped_since_floor = 0;
