@@ -157,12 +157,12 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
   // A request put below its queue's ready floor (a retry overdue since
   // before a restart) lowers the floor in the same batch.
   std::optional<ReadyQueue::Key> lowered_floor;
+  QueueState& queue = queue_state(after.queue);
   if (changed.ready && after.ready_seq != 0) {
     batch.put_ready(
         {after.queue, after.ready_at_ms, after.ready_seq, after.tx_id, after.next_attempt});
     const ReadyQueue::Key key{after.ready_at_ms, after.ready_seq};
-    const auto& on_disk = queue_state(after.queue).floor_on_disk;
-    if (on_disk && key < *on_disk) {
+    if (queue.floor_on_disk && key < *queue.floor_on_disk) {
       lowered_floor = key;
       batch.put_ready_floor(after.queue, {key.first, key.second});
     }
@@ -172,7 +172,7 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
 
   TARDE_RETURN_IF_ERROR(store_.write(batch));
   if (reserve_seqs) ready_seq_reserved_ = reserved;
-  if (lowered_floor) queue_state(after.queue).floor_on_disk = lowered_floor;
+  if (lowered_floor) queue.floor_on_disk = lowered_floor;
   apply_memory(before, after);
   if (transition_listener_) transition_listener_(TransitionNote{before, &after, cause, reason});
   return Status::ok();
@@ -247,7 +247,7 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
   QueueState& queue = queue_state(queue_name);
   const int64_t now_ms = clock_.now_wall_ms();
   while (true) {
-    if (queue.popped_since_floor >= kReadyFloorEvery) {
+    if (queue.ready.pops() - queue.pops_at_floor >= kReadyFloorEvery) {
       TARDE_RETURN_IF_ERROR(raise_ready_floor(std::string(queue_name), queue));
     }
     auto front = queue.ready.front(store_);
@@ -260,7 +260,6 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     }
     if (leases_.count(item.tx_id) != 0) {
       queue.ready.pop_front();  // its leased request, read again by a later page
-      queue.popped_since_floor += 1;
       continue;
     }
     auto found = store_.get_tx(item.tx_id);
@@ -269,7 +268,6 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     if (!rec || rec->state != TxState::kSending || rec->ready_seq != key.second ||
         rec->next_attempt != item.attempt) {
       queue.ready.pop_front();  // not owned by its transaction: stale, harmless
-      queue.popped_since_floor += 1;
       count_stale("ready");
       continue;
     }
@@ -303,7 +301,6 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     queue.leased += 1;
     queue.leased_keys.insert(key);
     queue.ready.pop_front();
-    queue.popped_since_floor += 1;
     return std::optional<HandOut>(
         HandOut{rec->tx_id, rec->next_attempt, rec->deliveries + 1, rec->payload});
   }
@@ -312,7 +309,7 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
 // Writes the queue's ready floor: below every request not yet handed out
 // and every leased one. Only ever raised here; persist() lowers it.
 Status Engine::raise_ready_floor(const std::string& queue_name, QueueState& queue) {
-  queue.popped_since_floor = 0;
+  queue.pops_at_floor = queue.ready.pops();
   ReadyQueue::Key floor = queue.ready.floor();
   if (!queue.leased_keys.empty()) floor = std::min(floor, *queue.leased_keys.begin());
   if (queue.floor_on_disk && floor <= *queue.floor_on_disk) return Status::ok();

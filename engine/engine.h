@@ -277,11 +277,11 @@ class Engine {
     Breaker::State reported_breaker = Breaker::State::kClosed;  // last told to the listener
     // The ready floor on disk (none: reads start at the queue's first key),
     // the ready keys of the queue's leased requests (handed out, so not
-    // covered by the ReadyQueue's floor, but still on disk) and the requests
-    // popped since the floor was raised.
+    // covered by the ReadyQueue's floor, but still on disk) and the
+    // ReadyQueue's pops() when the floor was last raised.
     std::optional<ReadyQueue::Key> floor_on_disk;
     std::set<ReadyQueue::Key> leased_keys;
-    uint64_t popped_since_floor = 0;
+    uint64_t pops_at_floor = 0;
   };
   struct Lease {
     uint64_t conn = 0;

@@ -75,6 +75,7 @@ void ReadyQueue::pop_front() {
   const Key popped = head_.begin()->first;
   low_ = Key{popped.first, popped.second + 1};
   head_.erase(head_.begin());
+  pops_ += 1;
 }
 
 std::optional<ReadyQueue::Key> ReadyQueue::front_in_memory() const {

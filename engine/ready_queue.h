@@ -65,6 +65,8 @@ class ReadyQueue {
   void start_from(Key floor);
   // See the class comment. Never above a key on_put was given since.
   Key floor() const;
+  // How many entries pop_front() has dropped since construction.
+  uint64_t pops() const { return pops_; }
 
   // Called right after the entry was written to the store: kept in memory
   // when its key is paged, else left for a later page.
@@ -98,6 +100,7 @@ class ReadyQueue {
   // No entry not yet handed out is below it but those in head_: the start
   // floor, or the successor of the key pop_front() last dropped.
   Key low_{0, 0};
+  uint64_t pops_ = 0;
 };
 
 }  // namespace tarde::engine

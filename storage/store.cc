@@ -63,6 +63,26 @@ Status decoding_scan(Kv& kv, Cf cf, std::string_view lower, std::string_view upp
   return status;
 }
 
+// Visits every meta record "<prefix><queue>": the queue named by the key
+// (decode_key) and the value decode_value makes of the record. An
+// undecodable key or value stops the scan as corruption naming the key.
+template <typename Value, typename Visit>
+Status scan_queue_meta(Kv& kv, std::string_view prefix,
+                       Result<std::string> (*decode_key)(std::string_view),
+                       Result<Value> (*decode_value)(std::string_view), const Visit& visit) {
+  const std::string upper = prefix_end(prefix);
+  return decoding_scan(kv, Cf::kMeta, prefix, upper,
+                       [&](std::string_view key, std::string_view value) {
+                         Result<std::string> queue = decode_key(key);
+                         if (!queue.is_ok()) return Result<bool>(queue.status());
+                         Result<Value> decoded = decode_value(value);
+                         if (!decoded.is_ok()) {
+                           return Result<bool>(bad_record(Cf::kMeta, key, decoded.status()));
+                         }
+                         return Result<bool>(visit(queue.value(), decoded.value()));
+                       });
+}
+
 }  // namespace
 
 void Batch::put_tx(const TxRecord& record) {
@@ -316,32 +336,14 @@ Result<std::optional<DeadLetter>> Store::get_dead(std::string_view queue, std::s
 
 Status Store::scan_queue_configs(
     const std::function<bool(const std::string& queue, const QueueConfig&)>& visit) {
-  const std::string upper = prefix_end(kMetaQueuePrefix);
-  return decoding_scan(kv_, Cf::kMeta, kMetaQueuePrefix, upper,
-                       [&](std::string_view key, std::string_view value) {
-                         Result<std::string> queue = decode_queue_config_key(key);
-                         if (!queue.is_ok()) return Result<bool>(queue.status());
-                         Result<QueueConfig> config = decode_queue_config(value);
-                         if (!config.is_ok()) {
-                           return Result<bool>(bad_record(Cf::kMeta, key, config.status()));
-                         }
-                         return Result<bool>(visit(queue.value(), config.value()));
-                       });
+  return scan_queue_meta<QueueConfig>(kv_, kMetaQueuePrefix, decode_queue_config_key,
+                                      decode_queue_config, visit);
 }
 
 Status Store::scan_ready_floors(
     const std::function<bool(const std::string& queue, const ReadyFloor&)>& visit) {
-  const std::string upper = prefix_end(kMetaReadyFloorPrefix);
-  return decoding_scan(kv_, Cf::kMeta, kMetaReadyFloorPrefix, upper,
-                       [&](std::string_view key, std::string_view value) {
-                         Result<std::string> queue = decode_ready_floor_key(key);
-                         if (!queue.is_ok()) return Result<bool>(queue.status());
-                         Result<ReadyFloor> floor = decode_ready_floor(value);
-                         if (!floor.is_ok()) {
-                           return Result<bool>(bad_record(Cf::kMeta, key, floor.status()));
-                         }
-                         return Result<bool>(visit(queue.value(), floor.value()));
-                       });
+  return scan_queue_meta<ReadyFloor>(kv_, kMetaReadyFloorPrefix, decode_ready_floor_key,
+                                     decode_ready_floor, visit);
 }
 
 Result<std::optional<std::string>> Store::get_meta(std::string_view name) {
