@@ -98,10 +98,6 @@ constexpr uint64_t kMaxTotalWalBytes = 8u << 20;
 // it overlaps and moves older data down a level.
 constexpr uint64_t kLevel1Bytes = 64u << 20;
 constexpr uint64_t kTableFileBytes = 8u << 20;
-// Table files a lazy read-only open keeps open (Options::lazy_tables). Any
-// value but -1 makes RocksDB open files on demand; it still opens a quarter
-// of this many at open.
-constexpr int kLazyTableFilesOpen = 32;
 // RocksDB reserves 4 MB of disk for the MANIFEST up front; tarde's grows by a
 // few hundred bytes per flush or compaction.
 constexpr size_t kManifestPreallocationBytes = 64u << 10;
@@ -263,7 +259,6 @@ rocksdb::Status open_db(const std::string& dir, const RocksKv::Options& options,
                                         handles, db);
   }
   if (options.read_only) {
-    if (options.lazy_tables) db_options.max_open_files = kLazyTableFilesOpen;
     return rocksdb::DB::OpenForReadOnly(db_options, dir, descriptors(), handles, db);
   }
   return rocksdb::DB::Open(db_options, dir, descriptors(), handles, db);
@@ -321,6 +316,36 @@ Result<std::vector<RocksKv::ColumnFamilyInfo>> RocksKv::read_column_families(
   delete db;
   if (!status.ok()) return from_rocks(status, "reading " + dir);
   return result;
+}
+
+Result<std::optional<std::string>> RocksKv::read_one(const std::string& dir, Cf cf,
+                                                     std::string_view key, bool strict_wal) {
+  no_perf_counters();
+  rocksdb::DBOptions db_options;
+  db_options.info_log = std::make_shared<DiscardingLogger>();
+  db_options.wal_recovery_mode = strict_wal
+                                     ? rocksdb::WALRecoveryMode::kAbsoluteConsistency
+                                     : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  // A read-only open may name a subset of the column families; RocksDB
+  // still reads (and checksums) every WAL record, but only applies those of
+  // the families named.
+  std::vector<rocksdb::ColumnFamilyDescriptor> wanted;
+  wanted.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  wanted.emplace_back(cf_name(cf), cf_options(cf));
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status status = rocksdb::DB::OpenForReadOnly(db_options, dir, wanted, &handles, &db);
+  if (!status.ok()) return from_rocks(status, "opening " + dir + " read-only");
+  std::string value;
+  status =
+      db->Get(rocksdb::ReadOptions(), handles[1], rocksdb::Slice(key.data(), key.size()), &value);
+  for (rocksdb::ColumnFamilyHandle* cf_handle : handles) {
+    static_cast<void>(db->DestroyColumnFamilyHandle(cf_handle));
+  }
+  delete db;
+  if (status.IsNotFound()) return std::optional<std::string>();
+  if (!status.ok()) return from_rocks(status, "reading " + dir);
+  return std::optional<std::string>(std::move(value));
 }
 
 // RocksKv::snapshot()'s view: reads at one RocksDB snapshot, released when

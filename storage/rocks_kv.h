@@ -61,11 +61,6 @@ class RocksKv final : public Kv {
     // Read-only only: refuse even a WAL whose last record is cut short, to
     // find out whether the tolerant replay would drop one.
     bool strict_wal = false;
-    // Read-only only: open table files as reads need them rather than all of
-    // them at open. For a look at a few keys (the format record before the
-    // server opens for writing), where opening every table file of a large
-    // store cost as much as the look itself.
-    bool lazy_tables = false;
     // Tests only: the Env (and so the file system) RocksDB uses, e.g. one
     // that fails writes as a full disk would. Must outlive the RocksKv.
     rocksdb::Env* env_for_test = nullptr;
@@ -96,6 +91,16 @@ class RocksKv final : public Kv {
   // foreign RocksDB before opening it for writing.
   [[nodiscard]] static Result<std::vector<ColumnFamilyInfo>> read_column_families(
       const std::string& dir);
+  // One key of one column family in dir, read without writing anything into
+  // dir: a read-only open of that column family alone, so that the WAL
+  // replay skips the other families' records and their table files stay
+  // closed. For the format record the server checks before opening for
+  // writing, which otherwise cost a second full replay of the WAL. With
+  // strict_wal, a WAL whose last record is cut short is refused as well
+  // (Options::strict_wal).
+  [[nodiscard]] static Result<std::optional<std::string>> read_one(const std::string& dir, Cf cf,
+                                                                   std::string_view key,
+                                                                   bool strict_wal);
   // Only the names of the column families in dir, from its MANIFEST: cheap
   // (no WAL replay) and writes nothing.
   [[nodiscard]] static Result<std::vector<std::string>> list_column_families(

@@ -138,25 +138,27 @@ void Batch::put_meta(std::string_view name, std::string_view value) {
   kv_.put(Cf::kMeta, name, value);
 }
 
+Store::FormatCheck Store::format_of(std::string_view record) {
+  Result<uint32_t> version = decode_format_version(record);
+  if (!version.is_ok()) {
+    return FormatCheck{Format::kBadRecord,
+                       bad_record(Cf::kMeta, kMetaFormatKey, version.status()).message()};
+  }
+  if (version.value() == 0) {
+    return FormatCheck{Format::kBadRecord, "meta format: version 0 was never written"};
+  }
+  if (version.value() > kFormatVersion) {
+    return FormatCheck{Format::kNewer, "store format version " + std::to_string(version.value()) +
+                                           " is newer than this build's " +
+                                           std::to_string(kFormatVersion)};
+  }
+  return FormatCheck{Format::kCurrent, ""};
+}
+
 Result<Store::FormatCheck> Store::check_format() {
   Result<std::optional<std::string>> stored = kv_.get(Cf::kMeta, kMetaFormatKey);
   if (!stored.is_ok()) return stored.status();
-  if (stored->has_value()) {
-    Result<uint32_t> version = decode_format_version(stored.value().value());
-    if (!version.is_ok()) {
-      return FormatCheck{Format::kBadRecord,
-                         bad_record(Cf::kMeta, kMetaFormatKey, version.status()).message()};
-    }
-    if (version.value() == 0) {
-      return FormatCheck{Format::kBadRecord, "meta format: version 0 was never written"};
-    }
-    if (version.value() > kFormatVersion) {
-      return FormatCheck{Format::kNewer, "store format version " + std::to_string(version.value()) +
-                                             " is newer than this build's " +
-                                             std::to_string(kFormatVersion)};
-    }
-    return FormatCheck{Format::kCurrent, ""};
-  }
+  if (stored->has_value()) return format_of(stored.value().value());
   // No format record: only an empty store may become a tarde store. Every
   // column family is checked, not only `tx`, so that a half-written or
   // foreign store is refused rather than adopted.

@@ -67,6 +67,9 @@ class Store {
   // Reads the meta "format" record (and, without one, whether any column
   // family holds data). Errors are the Kv's read errors.
   [[nodiscard]] Result<FormatCheck> check_format();
+  // What a format record read elsewhere (RocksKv::read_one) says: kCurrent,
+  // kNewer or kBadRecord.
+  static FormatCheck format_of(std::string_view record);
 
   // Checks the meta "format" record. A store with no format record and no
   // transactions is new: the current version is written. Returns corruption

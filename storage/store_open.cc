@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "storage/keys.h"
 #include "storage/store.h"
 
 namespace tarde::storage {
@@ -98,38 +99,40 @@ OpenedStore examine_column_families(const std::string& dir) {
   return OpenedStore{};
 }
 
-// Reads the format record through a read-only open. The first open replays
-// the WAL strictly; when only that fails, the WAL ends with a record cut
-// short (a write interrupted by a crash, never acknowledged): the tolerant
-// replay that serving uses drops it, and *warning says so.
+OpenedStore unreadable_store(const std::string& dir, const std::string& why) {
+  return refused(OpenProblem::kDamaged, "data directory " + dir + " cannot be read: " + why +
+                                            "; restore it from a backup or move it away");
+}
+
+// Reads the format record through a read-only open of the meta column family
+// alone. The first read replays the WAL strictly; when only that fails, the
+// WAL ends with a record cut short (a write interrupted by a crash, never
+// acknowledged): the tolerant replay that serving uses drops it, and
+// *warning says so. A store without the record is examined whole, through a
+// read-only open of every column family: only an empty one is tarde's.
 OpenedStore examine_format(const std::string& dir, std::string* warning) {
-  RocksKv::Options read_only;
-  read_only.read_only = true;
-  read_only.create_if_missing = false;
-  read_only.strict_wal = true;
-  read_only.lazy_tables = true;  // the format record is all this open reads
-  auto kv = RocksKv::open(dir, read_only);
-  if (!kv.is_ok()) {
-    const std::string strict_message = kv.status().message();
-    read_only.strict_wal = false;
-    kv = RocksKv::open(dir, read_only);
-    if (kv.is_ok()) {
+  auto record = RocksKv::read_one(dir, Cf::kMeta, kMetaFormatKey, /*strict_wal=*/true);
+  if (!record.is_ok()) {
+    const std::string strict_message = record.status().message();
+    record = RocksKv::read_one(dir, Cf::kMeta, kMetaFormatKey, /*strict_wal=*/false);
+    if (record.is_ok()) {
       *warning = "the WAL of " + dir +
                  " ends with a record cut short, which was dropped: a write interrupted by a "
                  "crash before it was acknowledged (RocksDB says: " + strict_message + ")";
     }
   }
-  if (!kv.is_ok()) {
-    return refused(OpenProblem::kDamaged,
-                   "data directory " + dir + " cannot be read: " + kv.status().message() +
-                       "; restore it from a backup or move it away");
-  }
-  Store store(*kv.value());
-  auto check = store.check_format();
-  if (!check.is_ok()) {
-    return refused(OpenProblem::kDamaged, "data directory " + dir + " cannot be read: " +
-                                              check.status().message() +
-                                              "; restore it from a backup or move it away");
+  if (!record.is_ok()) return unreadable_store(dir, record.status().message());
+  Result<Store::FormatCheck> check = Store::FormatCheck{};
+  if (record->has_value()) {
+    check = Store::format_of(record->value());
+  } else {
+    RocksKv::Options read_only;
+    read_only.read_only = true;
+    read_only.create_if_missing = false;
+    auto kv = RocksKv::open(dir, read_only);
+    if (!kv.is_ok()) return unreadable_store(dir, kv.status().message());
+    check = Store(*kv.value()).check_format();
+    if (!check.is_ok()) return unreadable_store(dir, check.status().message());
   }
   switch (check->format) {
     case Store::Format::kCurrent:
