@@ -1,6 +1,8 @@
 #include "engine/invariants.h"
 
 #include <functional>
+#include <map>
+#include <utility>
 
 #include "storage/codec.h"
 #include "storage/keys.h"
@@ -76,11 +78,34 @@ uint32_t due_attempt(const TxRecord& rec) {
   return rec.due_kind == DueKind::kRetry ? rec.next_attempt : rec.attempt;
 }
 
-// The index entries a record names must be there, with matching values.
-// `present`, when given, counts the owned entries found intact, by index
-// (0 due, 1 ready, 2 dead).
-Status check_owned(storage::Store& store, const TxRecord& rec, std::vector<Violation>* out,
-                   std::array<uint64_t, 3>* present = nullptr) {
+// Each queue's persisted ready floor (meta `ready_floor/<queue>`).
+using ReadyFloors = std::map<std::string, storage::ReadyFloor, std::less<>>;
+
+Result<ReadyFloors> read_ready_floors(storage::Store& store) {
+  ReadyFloors floors;
+  TARDE_RETURN_IF_ERROR(
+      store.scan_ready_floors([&](const std::string& queue, const storage::ReadyFloor& floor) {
+        floors.emplace(queue, floor);
+        return true;
+      }));
+  return floors;
+}
+
+// A restart reads a queue's ready requests from its floor on: one below it
+// would never be handed out again.
+bool below_ready_floor(const ReadyFloors& floors, const TxRecord& rec) {
+  auto it = floors.find(rec.queue);
+  if (it == floors.end()) return false;
+  return std::pair(rec.ready_at_ms, rec.ready_seq) <
+         std::pair(it->second.ready_at_ms, it->second.seq);
+}
+
+// The index entries a record names must be there, with matching values, and
+// its request at or above its queue's ready floor (reported as missing: the
+// repair, rebuilding it, lowers the floor first). `present`, when given,
+// counts the owned entries found, by index (0 due, 1 ready, 2 dead).
+Status check_owned(storage::Store& store, const ReadyFloors& floors, const TxRecord& rec,
+                   std::vector<Violation>* out, std::array<uint64_t, 3>* present = nullptr) {
   storage::Kv& kv = store.kv();
   auto found = [present](size_t index) {
     if (present != nullptr) (*present)[index] += 1;
@@ -105,6 +130,11 @@ Status check_owned(storage::Store& store, const TxRecord& rec, std::vector<Viola
       ok = ready.is_ok() && ready->tx_id == rec.tx_id && ready->attempt == rec.next_attempt;
     }
     if (!ok) out->push_back(missing(rec, Cf::kReady, "its request is missing from ready"));
+    if (ok && below_ready_floor(floors, rec)) {
+      out->push_back(missing(rec, Cf::kReady,
+                             "its request is below its queue's ready floor, where a restart "
+                             "starts reading"));
+    }
     if (ok) found(1);
   }
   if (rec.dead_lettered) {
@@ -139,6 +169,8 @@ bool owns_dead(const TxRecord& owner, const storage::DeadLetter& l) {
 
 Status check_transactions(storage::Store& store, Sweep* sweep, SweepControl* control,
                           std::array<uint64_t, 3>* present) {
+  Result<ReadyFloors> floors = read_ready_floors(store);
+  if (!floors.is_ok()) return floors.status();
   Status inner;
   bool stopped = false;
   Status scan = store.scan_tx([&](const TxRecord& rec) {
@@ -157,7 +189,7 @@ Status check_transactions(storage::Store& store, Sweep* sweep, SweepControl* con
       v.record = rec;
       sweep->violations.push_back(std::move(v));
     }
-    inner = check_owned(store, rec, &sweep->violations, present);
+    inner = check_owned(store, floors.value(), rec, &sweep->violations, present);
     return inner.is_ok();
   });
   TARDE_RETURN_IF_ERROR(scan);
@@ -299,6 +331,8 @@ Status sweep_invariants(storage::Store& store, Sweep* sweep, SweepControl* contr
 
 Status still_violated(storage::Store& store, const std::vector<Violation>& found,
                       std::vector<Violation>* still) {
+  Result<ReadyFloors> floors = read_ready_floors(store);
+  if (!floors.is_ok()) return floors.status();
   for (const Violation& v : found) {
     if (v.kind == Violation::Kind::kOrphanIndex) {
       auto orphan = still_orphan(store, v.cf, v.key);
@@ -314,7 +348,7 @@ Status still_violated(storage::Store& store, const std::vector<Violation>& found
       continue;
     }
     std::vector<Violation> now;
-    TARDE_RETURN_IF_ERROR(check_owned(store, *rec.value(), &now));
+    TARDE_RETURN_IF_ERROR(check_owned(store, floors.value(), *rec.value(), &now));
     for (Violation& n : now) {
       if (n.cf == v.cf) still->push_back(std::move(n));
     }

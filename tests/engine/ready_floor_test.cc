@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "engine/invariants.h"
 #include "engine/ready_queue.h"
 #include "storage/keys.h"
 #include "storage/mem_kv.h"
@@ -136,6 +137,33 @@ TEST_SUITE("ready_floor") {
     const std::set<std::string> again = drain(f, "q");
     CHECK(again.count(leased.value()->tx_id) == 1);
     CHECK(again.size() == static_cast<size_t>(count) - kReadyFloorEvery - 100);
+  }
+
+  TEST_CASE("a request below its queue's floor is a violation; recovery lowers the floor") {
+    storage::MemKv kv;
+    testing::EngineFixture f{kv};
+    REQUIRE(f.engine->enqueue(testing::enqueue_args("q", "BELOW")).is_ok());
+    REQUIRE(f.engine->enqueue(testing::enqueue_args("q", "ABOVE")).is_ok());
+    // Damage: a floor above a request still to be handed out, which a
+    // restart would never read again.
+    const auto above = f.tx("ABOVE");
+    storage::Batch damage;
+    damage.put_ready_floor("q", {above.ready_at_ms, above.ready_seq});
+    REQUIRE(f.store->write(damage).is_ok());
+
+    Sweep sweep;
+    REQUIRE(sweep_invariants(*f.store, &sweep).is_ok());
+    REQUIRE(sweep.violations.size() == 1);
+    CHECK(sweep.violations[0].text ==
+          "BELOW: its request is below its queue's ready floor, where a restart starts reading");
+
+    f.reopen();  // recovery sweeps and repairs
+    const auto lowered = floor_on_disk(*f.store, "q");
+    REQUIRE(lowered.has_value());
+    CHECK(lowered->seq == f.tx("BELOW").ready_seq);
+    REQUIRE(sweep_invariants(*f.store, &sweep).is_ok());
+    CHECK(sweep.violations.empty());
+    CHECK(drain(f, "q") == std::set<std::string>{"BELOW", "ABOVE"});
   }
 
   TEST_CASE("a retry overdue at restart is queued below the floor and still handed out") {

@@ -138,3 +138,29 @@ TEST_CASE("tarde-dump reads a running server's data without disturbing it") {
   CHECK(client.enqueue("pagos TX-AFTER").rfind("CREATED", 0) == 0);
   CHECK(client.command("PING") == "PONG");
 }
+
+TEST_CASE("tarde-dump summary shows each queue's ready floor; check finds a request below it") {
+  testing::TempDir dir;
+  populate(dir.path());
+  {
+    auto kv = storage::RocksKv::open(dir.path(), storage::RocksKv::Options{});
+    REQUIRE(kv.is_ok());
+    storage::Store store(*kv.value());
+    const auto rec = store.get_tx("TX-READY").value().value();
+    storage::Batch batch;  // a floor just above the request still to hand out
+    batch.put_ready_floor("pagos", {rec.ready_at_ms, rec.ready_seq + 1});
+    REQUIRE(store.write(batch).is_ok());
+    REQUIRE(kv.value()->close().is_ok());
+  }
+  ToolRun summary = run(dir.path() + " summary");
+  CHECK(summary.status == 0);
+  CHECK(summary.out.find("ready floors") != std::string::npos);
+  ToolRun json = run(dir.path() + " summary --json");
+  CHECK(json.out.find("\"ready_floors\": [\n  {\"queue\": \"pagos\", \"ready_at\"") !=
+        std::string::npos);
+  ToolRun check = run(dir.path() + " check");
+  CHECK(check.status == 1);
+  CHECK(check.out.find("TX-READY: its request is below its queue's ready floor") !=
+        std::string::npos);
+  CHECK(check.out.find("1 violations") != std::string::npos);
+}

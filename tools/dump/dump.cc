@@ -76,17 +76,28 @@ Result<DumpOutput> summary(storage::Store& store, const DumpRequest& request) {
     for (auto& [name, n] : figures) all_queues[name] += n;
   }
   add_row("(all)", all_queues);
+  Rows floors({"queue", "ready_at", "ready_at_utc", "seq"});
+  TARDE_RETURN_IF_ERROR(
+      store.scan_ready_floors([&](const std::string& queue, const storage::ReadyFloor& floor) {
+        floors.add({text(queue), number(floor.ready_at_ms), text(iso_time(floor.ready_at_ms)),
+                    number(floor.seq)});
+        return true;
+      }));
   DumpOutput out;
   if (request.json) {
     out.text = "{\"format_version\": " + std::to_string(version) +
                ", \"due_entries\": " + std::to_string(due) +
                ", \"due_earliest_ms\": " + std::to_string(earliest) +
                ", \"due_latest_ms\": " + std::to_string(latest) + ", \"queues\": " + rows.json() +
-               "}\n";
+               ", \"ready_floors\": " + floors.json() + "}\n";
   } else {
     out.text = "format version " + std::to_string(version) + "\n" + "retry index: " +
                std::to_string(due) + " entries, earliest " + iso_time(earliest) + ", latest " +
                iso_time(latest) + "\n\n" + rows.table();
+    if (floors.size() != 0) {
+      out.text += "\nready floors (a restart reads each queue's ready requests from here on):\n" +
+                  floors.table();
+    }
   }
   return out;
 }

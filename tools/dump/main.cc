@@ -23,7 +23,8 @@ const char* kUsage = R"(usage: tarde-dump <data-dir> <command> [options] [--json
 
 commands:
   summary                      counts by state and queue, ready and dead per queue,
-                               retry index size with its earliest and latest instants
+                               retry index size with its earliest and latest instants,
+                               each queue's ready floor (where a restart reads from)
   tx ID                        one transaction's record and full history
   list [--state S] [--queue Q] [--limit N]
                                transactions in id order
