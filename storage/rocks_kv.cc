@@ -212,6 +212,15 @@ class DiscardingLogger final : public rocksdb::Logger {
   void Logv(const char*, va_list) override {}
 };
 
+// Options for a look into a directory that must write nothing there: the
+// info log (which a read-only open would otherwise create) discarded.
+rocksdb::DBOptions look_options(rocksdb::WALRecoveryMode wal_recovery_mode) {
+  rocksdb::DBOptions db_options;
+  db_options.info_log = std::make_shared<DiscardingLogger>();
+  db_options.wal_recovery_mode = wal_recovery_mode;
+  return db_options;
+}
+
 // RocksDB's warnings and errors, one line each, to RocksKv::Options::log_sink.
 class ForwardingLogger final : public rocksdb::Logger {
  public:
@@ -281,8 +290,8 @@ Status snapshot_lost(const std::string& dir) {
 }  // namespace
 
 Result<std::vector<std::string>> RocksKv::list_column_families(const std::string& dir) {
-  rocksdb::DBOptions db_options;
-  db_options.info_log = std::make_shared<DiscardingLogger>();
+  const rocksdb::DBOptions db_options =
+      look_options(rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords);
   std::vector<std::string> names;
   rocksdb::Status status = rocksdb::DB::ListColumnFamilies(db_options, dir, &names);
   if (!status.ok()) return from_rocks(status, "listing the column families of " + dir);
@@ -291,9 +300,8 @@ Result<std::vector<std::string>> RocksKv::list_column_families(const std::string
 
 Result<std::vector<RocksKv::ColumnFamilyInfo>> RocksKv::read_column_families(
     const std::string& dir) {
-  rocksdb::DBOptions db_options;
-  db_options.info_log = std::make_shared<DiscardingLogger>();
-  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  const rocksdb::DBOptions db_options =
+      look_options(rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords);
   std::vector<std::string> names;
   rocksdb::Status status = rocksdb::DB::ListColumnFamilies(db_options, dir, &names);
   if (!status.ok()) return from_rocks(status, "listing the column families of " + dir);
@@ -321,11 +329,9 @@ Result<std::vector<RocksKv::ColumnFamilyInfo>> RocksKv::read_column_families(
 Result<std::optional<std::string>> RocksKv::read_one(const std::string& dir, Cf cf,
                                                      std::string_view key, bool strict_wal) {
   no_perf_counters();
-  rocksdb::DBOptions db_options;
-  db_options.info_log = std::make_shared<DiscardingLogger>();
-  db_options.wal_recovery_mode = strict_wal
-                                     ? rocksdb::WALRecoveryMode::kAbsoluteConsistency
-                                     : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  const rocksdb::DBOptions db_options =
+      look_options(strict_wal ? rocksdb::WALRecoveryMode::kAbsoluteConsistency
+                              : rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords);
   // A read-only open may name a subset of the column families; RocksDB
   // still reads (and checksums) every WAL record, but only applies those of
   // the families named.

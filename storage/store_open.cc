@@ -18,6 +18,12 @@ OpenedStore refused(OpenProblem problem, std::string message) {
   return OpenedStore{nullptr, problem, Status::invalid_argument(std::move(message)), ""};
 }
 
+// A directory RocksDB cannot read, with RocksDB's reason.
+OpenedStore unreadable_store(const std::string& dir, const std::string& why) {
+  return refused(OpenProblem::kDamaged, "data directory " + dir + " cannot be read: " + why +
+                                            "; restore it from a backup or move it away");
+}
+
 bool is_rocksdb_file(const std::string& name) {
   return name.rfind("MANIFEST-", 0) == 0 || name.rfind("OPTIONS-", 0) == 0 ||
          name.ends_with(".sst") || name.ends_with(".log") || name == "IDENTITY";
@@ -70,20 +76,12 @@ bool is_tarde_column_family(const std::string& name) {
 // names come from the MANIFEST alone; only an unexpected set is opened.
 OpenedStore examine_column_families(const std::string& dir) {
   auto names = RocksKv::list_column_families(dir);
-  if (!names.is_ok()) {
-    return refused(OpenProblem::kDamaged,
-                   "data directory " + dir + " cannot be read: " + names.status().message() +
-                       "; restore it from a backup or move it away");
-  }
+  if (!names.is_ok()) return unreadable_store(dir, names.status().message());
   std::vector<RocksKv::ColumnFamilyInfo> listed;
   for (const std::string& name : names.value()) listed.push_back({name, false});
   if (has_tarde_column_families(listed)) return OpenedStore{};
   auto families = RocksKv::read_column_families(dir);
-  if (!families.is_ok()) {
-    return refused(OpenProblem::kDamaged,
-                   "data directory " + dir + " cannot be read: " + families.status().message() +
-                       "; restore it from a backup or move it away");
-  }
+  if (!families.is_ok()) return unreadable_store(dir, families.status().message());
   bool foreign = false;
   bool any_data = false;
   for (const auto& family : families.value()) {
@@ -97,11 +95,6 @@ OpenedStore examine_column_families(const std::string& dir) {
                    "); point --data at a tarde data directory");
   }
   return OpenedStore{};
-}
-
-OpenedStore unreadable_store(const std::string& dir, const std::string& why) {
-  return refused(OpenProblem::kDamaged, "data directory " + dir + " cannot be read: " + why +
-                                            "; restore it from a backup or move it away");
 }
 
 // Reads the format record through a read-only open of the meta column family
