@@ -92,26 +92,28 @@ RowContext Engine::row_context(const storage::QueueConfig& config) {
 }
 
 // A transaction's summary as clients see it (shown_next_fire_at_ms).
-Summary Engine::summary(const TxRecord& rec) const {
+Summary Engine::summary(const TxRecord& rec) const { return summary(rec, clock_.now_wall_ms()); }
+
+Summary Engine::summary(const TxRecord& rec, int64_t now_ms) const {
   return Summary{rec.tx_id, rec.state, rec.attempt, rec.next_attempt,
-                 shown_next_fire_at_ms(rec, clock_.now_wall_ms())};
+                 shown_next_fire_at_ms(rec, now_ms)};
 }
 
-Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision,
-                                       const char* cause) {
+Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision, const char* cause,
+                                       const RowContext& ctx) {
   switch (decision.verdict) {
     case Verdict::kStale:
       count_stale(cause);
-      return TxReply{Outcome::kStale, summary(before)};
+      return TxReply{Outcome::kStale, summary(before, ctx.now_ms)};
     case Verdict::kConflict:
-      return TxReply{Outcome::kConflict, summary(before)};
+      return TxReply{Outcome::kConflict, summary(before, ctx.now_ms)};
     case Verdict::kApplied:
     case Verdict::kBuried:
       break;
   }
   TARDE_RETURN_IF_ERROR(persist(&before, decision.after, cause, decision.reason));
   const Outcome outcome = decision.verdict == Verdict::kBuried ? Outcome::kBuried : Outcome::kOk;
-  return TxReply{outcome, summary(decision.after)};
+  return TxReply{outcome, summary(decision.after, ctx.now_ms)};
 }
 
 // Writes `after` with every index entry it owns that `before` did not (and
@@ -335,7 +337,8 @@ Result<TxReply> Engine::sent(std::string_view tx_id, uint32_t attempt) {
   if (!found.value()) return not_found(tx_id);
   const TxRecord& rec = *found.value();
   const storage::QueueConfig& config = queue_state(rec.queue).config;
-  return apply_decision(rec, on_sent(rec, attempt, row_context(config)), "SENT");
+  const RowContext ctx = row_context(config);
+  return apply_decision(rec, on_sent(rec, attempt, ctx), "SENT", ctx);
 }
 
 Result<TxReply> Engine::release(uint64_t conn, std::string_view tx_id, uint32_t attempt,
@@ -361,9 +364,9 @@ Result<TxReply> Engine::respond(std::string_view tx_id, uint32_t attempt, Answer
   if (!found.value()) return not_found(tx_id);
   const TxRecord& rec = *found.value();
   QueueState& queue = queue_state(rec.queue);
-  Decision decision =
-      on_respond(rec, attempt, answer, reason, retry_after_ms, row_context(queue.config));
-  auto reply = apply_decision(rec, std::move(decision), "RESPOND");
+  const RowContext ctx = row_context(queue.config);
+  Decision decision = on_respond(rec, attempt, answer, reason, retry_after_ms, ctx);
+  auto reply = apply_decision(rec, std::move(decision), "RESPOND", ctx);
   if (reply.is_ok() && reply.value().outcome == Outcome::kOk && queue.config.breaker) {
     if (queue.probe_tx_id == rec.tx_id) queue.probe_tx_id.clear();
     queue.breaker.record(clock_.now_wall_ms(), answer == Answer::kTransient);
@@ -379,7 +382,8 @@ Result<TxReply> Engine::resolve(std::string_view tx_id, TxState terminal, std::s
   if (!found.value()) return not_found(tx_id);
   const TxRecord& rec = *found.value();
   const storage::QueueConfig& config = queue_state(rec.queue).config;
-  return apply_decision(rec, on_resolve(rec, terminal, reason, row_context(config)), "RESOLVE");
+  const RowContext ctx = row_context(config);
+  return apply_decision(rec, on_resolve(rec, terminal, reason, ctx), "RESOLVE", ctx);
 }
 
 Result<TxReply> Engine::redrive(std::string_view queue, std::string_view tx_id) {
@@ -388,7 +392,8 @@ Result<TxReply> Engine::redrive(std::string_view queue, std::string_view tx_id) 
   const std::optional<TxRecord>& rec = found.value();
   if (!rec || rec->queue != queue || !rec->dead_lettered) return not_found(tx_id);
   const storage::QueueConfig& config = queue_state(rec->queue).config;
-  return apply_decision(*rec, on_redrive(*rec, row_context(config)), "REDRIVE");
+  const RowContext ctx = row_context(config);
+  return apply_decision(*rec, on_redrive(*rec, ctx), "REDRIVE", ctx);
 }
 
 Result<std::optional<TxRecord>> Engine::get(std::string_view tx_id) {

@@ -298,8 +298,10 @@ class Engine {
   void count_stale(std::string_view kind);
   void report_breaker(const std::string& queue, QueueState& state);
   RowContext row_context(const storage::QueueConfig& config);
+  // Writes the decision taken at ctx.now_ms (unless stale or a conflict)
+  // and answers with the record as of that instant.
   Result<TxReply> apply_decision(const storage::TxRecord& before, Decision decision,
-                                 const char* cause);
+                                 const char* cause, const RowContext& ctx);
   Status persist(const storage::TxRecord* before, storage::TxRecord& after, const char* cause,
                  std::string_view reason);
   void apply_memory(const storage::TxRecord* before, const storage::TxRecord& after);
@@ -308,6 +310,9 @@ class Engine {
   void arm_wake(QueueState& queue, const std::string& queue_name, int64_t wake_ms);
   int64_t fire_time_ms(const storage::DueEntry& entry) const;
   Summary summary(const storage::TxRecord& rec) const;
+  // At the instant a decision was taken: a reply's next_fire_at must agree
+  // with the verdict beside it (a retry still waiting for its instant).
+  Summary summary(const storage::TxRecord& rec, int64_t now_ms) const;
   Status fire_due(const storage::DueEntry& entry);
   Status purge(const storage::TxRecord& rec);
   Status expire_lease(const std::string& tx_id, uint64_t lease_id);

@@ -72,13 +72,14 @@ Status Engine::fire_due(const storage::DueEntry& entry) {
   QueueState& queue = queue_state(rec->queue);
   switch (entry.kind) {
     case DueKind::kRetry: {
-      Decision decision =
-          on_retry_due(*rec, entry.attempt, entry.fire_at_ms, row_context(queue.config));
-      return apply_decision(*rec, std::move(decision), "timer").status();
+      const RowContext ctx = row_context(queue.config);
+      Decision decision = on_retry_due(*rec, entry.attempt, entry.fire_at_ms, ctx);
+      return apply_decision(*rec, std::move(decision), "timer", ctx).status();
     }
     case DueKind::kResponseTimeout: {
-      Decision decision = on_response_timeout(*rec, entry.fire_at_ms, row_context(queue.config));
-      auto reply = apply_decision(*rec, std::move(decision), "timer");
+      const RowContext ctx = row_context(queue.config);
+      Decision decision = on_response_timeout(*rec, entry.fire_at_ms, ctx);
+      auto reply = apply_decision(*rec, std::move(decision), "timer", ctx);
       if (reply.is_ok() && queue.config.breaker) {
         queue.breaker.record(clock_.now_wall_ms(), /*transient=*/true);
         report_breaker(rec->queue, queue);
@@ -133,8 +134,9 @@ Status Engine::end_delivery(const std::string& tx_id, uint32_t attempt, int64_t 
     queue.breaker.on_probe_lost();
   }
   const char* cause = reply ? "RELEASE" : "lease";
-  Decision decision = on_delivery_failed(rec, attempt, delay_ms, reason, row_context(queue.config));
-  auto result = apply_decision(rec, std::move(decision), cause);
+  const RowContext ctx = row_context(queue.config);
+  Decision decision = on_delivery_failed(rec, attempt, delay_ms, reason, ctx);
+  auto result = apply_decision(rec, std::move(decision), cause, ctx);
   drop_lease(tx_id);  // also when the row was stale: the lease is over either way
   if (!result.is_ok()) return result.status();
   if (reply) *reply = std::move(result);

@@ -209,3 +209,53 @@ TEST_CASE("run_timers(false) wakes waiting queues but fires nothing") {
   rig.run_timers();
   CHECK(rig.f.tx("t2").state == TxState::kSending);
 }
+
+namespace {
+
+// A wall clock that moves one millisecond each time it is read, so that any
+// two reads inside one command disagree.
+class TickingClock final : public engine::Clock {
+ public:
+  explicit TickingClock(int64_t wall_ms) : wall_ms_(wall_ms) {}
+  int64_t now_wall_ms() const override { return wall_ms_++; }
+  int64_t now_steady_ms() const override { return wall_ms_; }
+
+ private:
+  mutable int64_t wall_ms_;
+};
+
+}  // namespace
+
+TEST_CASE("a STALE answer before the instant shows that instant, even as the clock moves") {
+  // The crash harness caught a RESPOND that arrived in the very millisecond
+  // a request moved ahead became ready: STALE (decided just before) beside
+  // next_fire_at 0 (summarised just after). The reply must be taken at the
+  // instant of its decision.
+  for (int64_t delay_ms = 50; delay_ms <= 60; ++delay_ms) {
+    CAPTURE(delay_ms);
+    storage::MemKv kv;
+    storage::Store store(kv);
+    TickingClock clock(1'700'000'000'000);
+    engine::FixedRandom random(0.5);
+    engine::Engine engine(store, clock, random, with_lead(kLeadMs));
+    engine::RecoveryReport report;
+    REQUIRE(engine.recover(&report).is_ok());
+    engine::EnqueueArgs args = enqueue_args("q", "t");
+    args.delay_ms = delay_ms;
+    REQUIRE(engine.enqueue(args).is_ok());
+    for (int turn = 0; turn < 200 && store.get_tx("t").value()->state != TxState::kSending;
+         ++turn) {
+      REQUIRE(engine.run_timers().is_ok());
+    }
+    REQUIRE(store.get_tx("t").value()->state == TxState::kSending);  // ahead of its instant
+    for (int call = 0; call < 20; ++call) {
+      auto answer = engine.respond("t", 1, Answer::kSuccess, "", std::nullopt);
+      REQUIRE(answer.is_ok());
+      if (answer.value().outcome != engine::Outcome::kStale) break;
+      const engine::Summary& shown = answer.value().summary;
+      CHECK(shown.state == TxState::kSending);
+      CHECK(shown.next_fire_at_ms != 0);  // it says what it waits for
+    }
+    CHECK(store.get_tx("t").value()->state == TxState::kSucceeded);
+  }
+}
