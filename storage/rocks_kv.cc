@@ -221,6 +221,15 @@ rocksdb::DBOptions look_options(rocksdb::WALRecoveryMode wal_recovery_mode) {
   return db_options;
 }
 
+// Closes a look's read-only open: its column family handles, then the
+// database.
+void close_look(rocksdb::DB* db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+  for (rocksdb::ColumnFamilyHandle* handle : handles) {
+    static_cast<void>(db->DestroyColumnFamilyHandle(handle));
+  }
+  delete db;
+}
+
 // RocksDB's warnings and errors, one line each, to RocksKv::Options::log_sink.
 class ForwardingLogger final : public rocksdb::Logger {
  public:
@@ -323,10 +332,7 @@ Result<std::vector<RocksKv::ColumnFamilyInfo>> RocksKv::read_column_families(
     result.push_back(ColumnFamilyInfo{names[i], it->Valid()});
     if (!it->status().ok() && status.ok()) status = it->status();
   }
-  for (rocksdb::ColumnFamilyHandle* cf_handle : handles) {
-    static_cast<void>(db->DestroyColumnFamilyHandle(cf_handle));
-  }
-  delete db;
+  close_look(db, handles);
   if (!status.ok()) return from_rocks(status, "reading " + dir);
   return result;
 }
@@ -350,10 +356,7 @@ Result<std::optional<std::string>> RocksKv::read_one(const std::string& dir, Cf 
   std::string value;
   status =
       db->Get(rocksdb::ReadOptions(), handles[1], rocksdb::Slice(key.data(), key.size()), &value);
-  for (rocksdb::ColumnFamilyHandle* cf_handle : handles) {
-    static_cast<void>(db->DestroyColumnFamilyHandle(cf_handle));
-  }
-  delete db;
+  close_look(db, handles);
   if (status.IsNotFound()) return std::optional<std::string>();
   if (!status.ok()) return from_rocks(status, "reading " + dir);
   return std::optional<std::string>(std::move(value));
