@@ -106,7 +106,8 @@ std::string render_metrics(Server& server) {
              std::to_string(stats.by_state[static_cast<size_t>(state)]));
   }
   for (const auto& [name, value] : server.figures()) {
-    const bool counter = name == "commands" || name == "commits" || name == "connections_total";
+    const bool counter = name == "commands" || name == "commits" || name == "commits_inline" ||
+                         name == "connections_total";
     const bool has_suffix = name.size() > 6 && name.compare(name.size() - 6, 6, "_total") == 0;
     const std::string metric = "tarde_" + name + (counter && !has_suffix ? "_total" : "");
     out += "# TYPE " + metric + (counter ? " counter\n" : " gauge\n");

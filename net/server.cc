@@ -418,6 +418,7 @@ std::vector<std::pair<std::string, std::string>> Server::figures() const {
       {"connections_total", std::to_string(connections_total_)},
       {"commands", std::to_string(commands_)},
       {"commits", std::to_string(committer_->commits())},
+      {"commits_inline", std::to_string(committer_->inline_commits())},
       {"sweep_running", sweep_->running() ? "1" : "0"},
       {"sweep_scanned", std::to_string(sweep_->scanned())},
   };

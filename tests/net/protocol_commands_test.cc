@@ -605,15 +605,16 @@ TEST_CASE("STATS replies STATS n then every required name with its figure") {
     CHECK(words[1].find_first_not_of("0123456789") == std::string::npos);
     stats[words[0]] = words[1];
   }
-  for (const char* name : {"uptime_ms", "connections", "commands", "commits", "transactions",
-                           "sending", "in_flight", "scheduled", "succeeded", "failed", "ready",
-                           "leased", "dead_letters"}) {
+  for (const char* name : {"uptime_ms", "connections", "commands", "commits", "commits_inline",
+                           "transactions", "sending", "in_flight", "scheduled", "succeeded",
+                           "failed", "ready", "leased", "dead_letters"}) {
     INFO(name);
     CHECK(stats.count(name) == 1);
   }
   CHECK(stats["connections"] == "2");
   CHECK(std::stoull(stats["commands"]) >= 11);
   CHECK(std::stoull(stats["commits"]) >= 1);
+  CHECK(std::stoull(stats["commits_inline"]) <= std::stoull(stats["commits"]));
   CHECK(stats["transactions"] == "6");
   CHECK(stats["sending"] == "2");
   CHECK(stats["in_flight"] == "1");

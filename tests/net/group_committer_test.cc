@@ -1,0 +1,96 @@
+#include "net/group_committer.h"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "storage/rocks_kv.h"
+#include "storage/staged_kv.h"
+#include "tests/support/temp_dir.h"
+
+namespace tarde::net {
+namespace {
+
+using storage::Cf;
+
+// A committer over a real RocksDB store, driven by hand from the test's
+// thread, which plays the io thread.
+struct CommitterRig {
+  testing::TempDir dir;
+  asio::io_context io;
+  std::unique_ptr<storage::RocksKv> durable;
+  std::unique_ptr<storage::StagedKv> staged;
+  std::unique_ptr<GroupCommitter> committer;
+  uint64_t last_done_seq = 0;
+  int next_key = 0;
+
+  CommitterRig() {
+    auto opened = storage::RocksKv::open(dir.sub("db"), storage::RocksKv::Options{});
+    REQUIRE(opened.is_ok());
+    durable = std::move(opened).value();
+    staged = std::make_unique<storage::StagedKv>(*durable);
+    committer = std::make_unique<GroupCommitter>(io, *staged, *durable,
+                                                 [this](uint64_t seq, const Status& status) {
+                                                   REQUIRE(status.is_ok());
+                                                   last_done_seq = seq;
+                                                 });
+  }
+
+  // Stages one group of `transitions` write() calls, commits it and waits
+  // for its completion on this thread.
+  void commit_group(int transitions) {
+    for (int i = 0; i < transitions; ++i) {
+      storage::KvBatch batch;
+      batch.put(Cf::kTx, "k" + std::to_string(next_key++), "v");
+      REQUIRE(staged->write(batch).is_ok());
+    }
+    const uint64_t seq = staged->last_staged_seq();
+    committer->kick();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (last_done_seq < seq && std::chrono::steady_clock::now() < deadline) {
+      io.restart();
+      io.run_one_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(last_done_seq == seq);
+  }
+};
+
+TEST_CASE("a lone writer's groups are committed on the io thread, and are durable") {
+  CommitterRig rig;
+  for (int i = 0; i < 5; ++i) rig.commit_group(1);
+  CHECK(rig.committer->commits() == 5);
+  CHECK(rig.committer->inline_commits() == 5);
+  CHECK(rig.committer->idle());
+  for (int key = 0; key < 5; ++key) {
+    auto value = rig.durable->get(Cf::kTx, "k" + std::to_string(key));
+    REQUIRE(value.is_ok());
+    CHECK(value.value() == std::optional<std::string>("v"));
+  }
+}
+
+TEST_CASE("groups of many transitions go to the commit thread, and single ones come back") {
+  CommitterRig rig;
+  // The mean starts at one transition: the first group is written inline,
+  // and its ten transitions move the mean past the limit.
+  for (int i = 0; i < 8; ++i) rig.commit_group(10);
+  CHECK(rig.committer->commits() == 8);
+  CHECK(rig.committer->inline_commits() == 1);
+
+  // Single-transition groups bring the mean back down, after which every
+  // group is written inline again.
+  for (int i = 0; i < 30; ++i) rig.commit_group(1);
+  const uint64_t inline_before = rig.committer->inline_commits();
+  CHECK(inline_before > 1);
+  CHECK(inline_before < 1 + 30);  // the first single groups still went to the thread
+  for (int i = 0; i < 5; ++i) rig.commit_group(1);
+  CHECK(rig.committer->inline_commits() == inline_before + 5);
+  CHECK(rig.committer->commits() == 8 + 30 + 5);
+  auto value = rig.durable->get(Cf::kTx, "k" + std::to_string(rig.next_key - 1));
+  REQUIRE(value.is_ok());
+  CHECK(value.value().has_value());
+}
+
+}  // namespace
+}  // namespace tarde::net
