@@ -1,7 +1,10 @@
 // W1, the full cycle: each connection repeats enqueue → reserve → complete
 // (tarde: ENQUEUE → RESERVE → RESPOND SUCCESS) as fast as replies come back.
+#include <unistd.h>
+
 #include <chrono>
 
+#include "tools/bench/proc_stats.h"
 #include "tools/bench/workloads.h"
 
 namespace tarde::bench {
@@ -50,6 +53,8 @@ int run_w1_cycle(const Options& options) {
   for (int c = 0; c < options.connections; ++c) {
     loops.push_back(std::make_unique<CycleLoop>(&run, c, &stopping));
   }
+  const double server_cpu_start = cpu_seconds(options.server_pid);
+  const double generator_cpu_start = cpu_seconds(getpid());
   const auto start = SteadyClock::now();
   for (auto& loop : loops) loop->start();
   const auto measure = std::chrono::milliseconds(static_cast<int64_t>(options.seconds * 1000));
@@ -62,6 +67,8 @@ int run_w1_cycle(const Options& options) {
   };
   if (!run.drive(all_idle, measure + std::chrono::seconds(30), "W1 cycles")) return 1;
   const double elapsed = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  const double server_cpu = cpu_seconds(options.server_pid) - server_cpu_start;
+  const double generator_cpu = cpu_seconds(getpid()) - generator_cpu_start;
   uint64_t cycles = 0;
   for (auto& loop : loops) cycles += loop->cycles();
   const bool ledger_ok = run.ledger().check("w1", 1, 0, true);
@@ -73,6 +80,16 @@ int run_w1_cycle(const Options& options) {
     return 1;
   }
   run.sink().emit("cycles_per_s", static_cast<double>(cycles) / elapsed, "1/s");
+  // Both share the machine's cores: the generator's share bounds what any
+  // server can reach here (docs/benchmarks.md, "The ceiling of this machine").
+  if (cycles > 0 && options.server_pid != 0) {
+    run.sink().emit("server_cpu_us_per_cycle", server_cpu * 1e6 / static_cast<double>(cycles),
+                    "us");
+  }
+  if (cycles > 0) {
+    run.sink().emit("generator_cpu_us_per_cycle", generator_cpu * 1e6 / static_cast<double>(cycles),
+                    "us");
+  }
   run.emit_latencies();
   return 0;
 }
