@@ -38,9 +38,10 @@ GroupCommitter::Job GroupCommitter::seal() {
 }
 
 void GroupCommitter::hand_to_worker() {
+  Job job = seal();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = seal();
+    job_ = std::move(job);
   }
   wake_.notify_one();
 }
@@ -48,12 +49,12 @@ void GroupCommitter::hand_to_worker() {
 void GroupCommitter::commit_inline() {
   const Job job = seal();
   int64_t took_us = 0;
-  const Status status = write(job, &took_us);
+  const Status status = write_group(job, &took_us);
   inline_commits_ += status.is_ok() ? 1 : 0;
   finish(job.seq, status, took_us, job.batch.size(), job.writes);
 }
 
-Status GroupCommitter::write(const Job& job, int64_t* took_us) {
+Status GroupCommitter::write_group(const Job& job, int64_t* took_us) {
   const auto started = std::chrono::steady_clock::now();
   TARDE_CRASH_POINT("commit.before_write");
   Status status = durable_.write(job.batch);
@@ -74,7 +75,7 @@ void GroupCommitter::run_worker() {
       job_.reset();
     }
     int64_t took_us = 0;
-    Status status = write(job, &took_us);
+    Status status = write_group(job, &took_us);
     asio::post(io_, [this, seq = job.seq, status, took_us, ops = job.batch.size(),
                      writes = job.writes] { finish(seq, status, took_us, ops, writes); });
   }

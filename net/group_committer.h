@@ -29,9 +29,10 @@ namespace tarde::net {
 // keeps serving during each fsync.
 //
 // kick() and the completion callback run on the io thread; only the durable
-// write of a group handed to the worker runs there. On failure the group and everything staged
-// after it are discarded from the overlay before `done` is called, so reads see the disk again. The
-// committer is destroyed after the io thread stopped using it.
+// write of a group handed to the worker runs there. On failure the group and
+// everything staged after it are discarded from the overlay before `done` is
+// called, so reads see the disk again. The committer is destroyed after the
+// io thread stopped using it.
 class GroupCommitter {
  public:
   // Called on the io thread after each group: its seq and the write's status.
@@ -72,7 +73,7 @@ class GroupCommitter {
   void commit_inline();
   void run_worker();
   // Writes one group to the durable Kv and times it; any thread.
-  Status write(const Job& job, int64_t* took_us);
+  Status write_group(const Job& job, int64_t* took_us);
   // On the io thread, once a group's write has returned.
   void finish(uint64_t seq, const Status& status, int64_t took_us, size_t ops, size_t writes);
 
