@@ -82,13 +82,12 @@ int run_w1_cycle(const Options& options) {
   run.sink().emit("cycles_per_s", static_cast<double>(cycles) / elapsed, "1/s");
   // Both share the machine's cores: the generator's share bounds what any
   // server can reach here (docs/benchmarks.md, "The ceiling of this machine").
-  if (cycles > 0 && options.server_pid != 0) {
-    run.sink().emit("server_cpu_us_per_cycle", server_cpu * 1e6 / static_cast<double>(cycles),
-                    "us");
-  }
   if (cycles > 0) {
-    run.sink().emit("generator_cpu_us_per_cycle", generator_cpu * 1e6 / static_cast<double>(cycles),
-                    "us");
+    const double us_per_cycle = 1e6 / static_cast<double>(cycles);
+    if (options.server_pid != 0) {
+      run.sink().emit("server_cpu_us_per_cycle", server_cpu * us_per_cycle, "us");
+    }
+    run.sink().emit("generator_cpu_us_per_cycle", generator_cpu * us_per_cycle, "us");
   }
   run.emit_latencies();
   return 0;
