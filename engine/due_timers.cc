@@ -5,8 +5,8 @@
 #include <limits>
 #include <utility>
 
-#include "storage/assert.h"
-#include "storage/crash_point.h"
+#include "base/assert.h"
+#include "base/crash_point.h"
 
 namespace tarde::engine {
 

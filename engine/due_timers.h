@@ -11,7 +11,7 @@
 
 #include "engine/timer_wheel.h"
 #include "storage/records.h"
-#include "storage/status.h"
+#include "base/status.h"
 #include "storage/store.h"
 
 namespace tarde::engine {

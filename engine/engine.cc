@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "storage/assert.h"
+#include "base/assert.h"
 #include "storage/keys.h"
 
 namespace tarde::engine {

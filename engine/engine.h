@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "engine/breaker.h"
-#include "engine/clock.h"
+#include "base/clock.h"
 #include "engine/due_timers.h"
 #include "engine/random.h"
 #include "engine/ready_queue.h"
@@ -23,7 +23,7 @@
 #include "engine/token_bucket.h"
 #include "engine/transitions.h"
 #include "storage/records.h"
-#include "storage/status.h"
+#include "base/status.h"
 #include "storage/store.h"
 
 namespace tarde::engine {

@@ -8,7 +8,7 @@
 
 #include "engine/engine.h"
 #include "engine/invariants.h"
-#include "storage/crash_point.h"
+#include "base/crash_point.h"
 #include "storage/keys.h"
 
 namespace tarde::engine {

@@ -9,7 +9,7 @@
 
 #include "storage/kv.h"
 #include "storage/records.h"
-#include "storage/status.h"
+#include "base/status.h"
 #include "storage/store.h"
 
 namespace tarde::engine {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "storage/assert.h"
+#include "base/assert.h"
 
 namespace tarde::engine {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "storage/status.h"
+#include "base/status.h"
 #include "storage/store.h"
 
 namespace tarde::engine {

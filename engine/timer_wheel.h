@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "storage/assert.h"
+#include "base/assert.h"
 
 namespace tarde::engine {
 

@@ -1,7 +1,7 @@
 #include "engine/transitions.h"
 
 #include "engine/backoff.h"
-#include "storage/assert.h"
+#include "base/assert.h"
 
 namespace tarde::engine {
 namespace {

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <streambuf>
 
-#include "storage/assert.h"
+#include "base/assert.h"
 #include "storage/keys.h"
 #include "storage/record_bytes.h"
 

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "storage/records.h"
-#include "storage/status.h"
+#include "base/status.h"
 
 // Value encodings of every column family (specified in storage/FORMAT.md).
 // A value is one format byte (kValueFormat) followed by a cereal portable

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "storage/assert.h"
+#include "base/assert.h"
 
 namespace tarde::storage {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "storage/status.h"
+#include "base/status.h"
 
 // Key encodings of every column family (specified in storage/FORMAT.md).
 // Numbers are written big-endian by hand so that RocksDB's default bytewise

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "storage/status.h"
+#include "base/status.h"
 
 namespace tarde::storage {
 

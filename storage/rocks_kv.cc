@@ -19,7 +19,7 @@
 #include <mutex>
 #include <vector>
 
-#include "storage/assert.h"
+#include "base/assert.h"
 
 namespace tarde::storage {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "storage/assert.h"
+#include "base/assert.h"
 
 namespace tarde::storage {
 

@@ -1,6 +1,6 @@
 #include "storage/store.h"
 
-#include "storage/assert.h"
+#include "base/assert.h"
 #include "storage/codec.h"
 #include "storage/keys.h"
 

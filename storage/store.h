@@ -9,7 +9,7 @@
 #include "storage/keys.h"
 #include "storage/kv.h"
 #include "storage/records.h"
-#include "storage/status.h"
+#include "base/status.h"
 
 namespace tarde::storage {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "storage/rocks_kv.h"
-#include "storage/status.h"
+#include "base/status.h"
 
 namespace tarde::storage {
 

@@ -214,7 +214,7 @@ namespace {
 
 // A wall clock that moves one millisecond each time it is read, so that any
 // two reads inside one command disagree.
-class TickingClock final : public engine::Clock {
+class TickingClock final : public ::tarde::Clock {
  public:
   explicit TickingClock(int64_t wall_ms) : wall_ms_(wall_ms) {}
   int64_t now_wall_ms() const override { return wall_ms_++; }

@@ -57,7 +57,7 @@ struct Paged {
   storage::TxRecord tx(const std::string& id) { return *store->get_tx(id).value(); }
 
   storage::MemKv& kv;
-  engine::ManualClock clock{kStartMs};
+  ::tarde::ManualClock clock{kStartMs};
   engine::FixedRandom random{0.5};
   engine::Engine::Options options;
   std::unique_ptr<storage::Store> store;

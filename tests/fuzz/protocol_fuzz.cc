@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "net/codec.h"
-#include "net/tokens.h"
+#include "net/wire/codec.h"
+#include "net/wire/tokens.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace tarde::net {

@@ -1,4 +1,4 @@
-#include "net/codec.h"
+#include "net/wire/codec.h"
 
 #include <string>
 #include <string_view>

@@ -1,7 +1,7 @@
 // `tarde serve` flags: --retry-lead's default, range and refusals.
 #include <doctest/doctest.h>
 
-#include "net/command_line.h"
+#include "net/server/command_line.h"
 
 using namespace tarde;
 

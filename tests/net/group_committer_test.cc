@@ -1,4 +1,4 @@
-#include "net/group_committer.h"
+#include "net/server/group_committer.h"
 
 #include <doctest/doctest.h>
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "net/command_line.h"
+#include "net/server/command_line.h"
 #include "tests/support/cli_spawn.h"
 #include "tests/support/raw_client.h"
 #include "tests/support/server_process.h"

@@ -1,4 +1,4 @@
-#include "net/tokens.h"
+#include "net/wire/tokens.h"
 
 #include <cmath>
 #include <limits>

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/clock.h"
+#include "base/clock.h"
 #include "engine/engine.h"
 #include "engine/random.h"
 #include "storage/kv.h"
@@ -25,7 +25,7 @@ struct EngineFixture {
   storage::TxRecord tx(const std::string& tx_id);
 
   storage::Kv& kv;
-  engine::ManualClock clock;  // set before the first recovery
+  ::tarde::ManualClock clock;  // set before the first recovery
   engine::FixedRandom random{0.5};
   engine::Engine::Options options;  // used by every reopen()
   std::unique_ptr<storage::Store> store;

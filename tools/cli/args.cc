@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "net/tokens.h"
+#include "net/wire/tokens.h"
 #include "tools/cli/cli.h"
 
 namespace tarde::cli {

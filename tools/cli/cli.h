@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "net/client.h"
-#include "storage/status.h"
+#include "clients/cpp/client.h"
+#include "base/status.h"
 
 // The pieces of `tarde-cli`, the human client: argument parsing (args.cc),
 // output for people (render.cc) and the interactive shell (shell.cc). Each is
@@ -75,11 +75,11 @@ bool is_command(std::string_view word);
 // for NOT_FOUND, STALE, CONFLICT and ERR), or verbatim on `out` when `raw`.
 // Times are shown relative to `now_ms`. Returns the exit status the reply
 // calls for.
-int render(const net::Reply& reply, bool raw, int64_t now_ms, std::ostream& out,
+int render(const client::Reply& reply, bool raw, int64_t now_ms, std::ostream& out,
            std::ostream& err);
 
 // The exit status a reply calls for (see the constants above).
-int exit_status(const net::Reply& reply);
+int exit_status(const client::Reply& reply);
 
 // "2024-06-10T08:13:20.123Z" for an epoch-ms time.
 std::string iso_time(int64_t epoch_ms);
@@ -88,7 +88,7 @@ std::string relative_time(int64_t epoch_ms, int64_t now_ms);
 
 // Runs the interactive mode on stdin/stdout until `quit` or end of input.
 // Returns the exit status: 0, or kExitError when the connection failed.
-int run_shell(net::Client& client, const GlobalOptions& options);
+int run_shell(client::Client& client, const GlobalOptions& options);
 
 // Milliseconds since the epoch, now.
 int64_t now_epoch_ms();

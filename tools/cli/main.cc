@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "net/client.h"
+#include "clients/cpp/client.h"
 #include "tools/cli/cli.h"
 
 namespace {
@@ -49,14 +49,14 @@ int run(const std::vector<std::string>& args) {
     if (!built.is_ok()) return usage_error(built.status().message());
     request = std::move(built).value();
   }
-  tarde::net::ClientOptions options;
+  tarde::client::ClientOptions options;
   options.timeout = inv.global.timeout;
   if (!inv.global.token_file.empty()) {
     auto token = read_token(inv.global.token_file);
     if (!token.is_ok()) return usage_error("--token-file: " + token.status().message());
     options.auth_token = token.value();
   }
-  auto client = tarde::net::Client::connect(inv.global.host, inv.global.port, options);
+  auto client = tarde::client::Client::connect(inv.global.host, inv.global.port, options);
   if (!client.is_ok()) {
     std::cerr << "tarde-cli: " << client.status().message() << '\n';
     return cli::kExitError;

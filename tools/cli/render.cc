@@ -8,13 +8,13 @@
 #include <ctime>
 #include <ostream>
 
-#include "net/time_text.h"
+#include "base/time_text.h"
 #include "tools/cli/cli.h"
 
 namespace tarde::cli {
 namespace {
 
-using net::ReplyKind;
+using client::ReplyKind;
 
 // Names of TX fields that hold epoch-ms times.
 constexpr std::array<std::string_view, 4> kTimeFields = {"next_fire_at", "deadline_at",
@@ -96,11 +96,11 @@ std::optional<int64_t> as_ms(std::string_view text) {
   return value;
 }
 
-bool render_summary(const net::Reply& reply, int64_t now_ms, std::ostream& out) {
-  auto parsed = net::parse_summary(reply.head);
+bool render_summary(const client::Reply& reply, int64_t now_ms, std::ostream& out) {
+  auto parsed = client::parse_summary(reply.head);
   if (!parsed.is_ok()) return false;
-  const net::Summary& s = parsed.value();
-  out << net::reply_kind_name(s.status) << ' ' << s.tx_id << '\n';
+  const client::Summary& s = parsed.value();
+  out << client::reply_kind_name(s.status) << ' ' << s.tx_id << '\n';
   if (s.status == ReplyKind::kNotFound) return true;
   labelled(out, "state", s.state);
   labelled(out, "attempt", std::to_string(s.attempt));
@@ -109,10 +109,10 @@ bool render_summary(const net::Reply& reply, int64_t now_ms, std::ostream& out) 
   return true;
 }
 
-bool render_request(const net::Reply& reply, std::ostream& out) {
-  auto parsed = net::parse_request(reply);
+bool render_request(const client::Reply& reply, std::ostream& out) {
+  auto parsed = client::parse_request(reply);
   if (!parsed.is_ok()) return false;
-  const net::ReservedRequest& r = parsed.value();
+  const client::ReservedRequest& r = parsed.value();
   out << "REQUEST " << r.tx_id << " attempt " << r.attempt << '\n';
   labelled(out, "key", r.idempotency_key);
   labelled(out, "deliveries", std::to_string(r.deliveries));
@@ -121,8 +121,8 @@ bool render_request(const net::Reply& reply, std::ostream& out) {
   return true;
 }
 
-bool render_tx(const net::Reply& reply, int64_t now_ms, std::ostream& out) {
-  auto parsed = net::parse_tx_info(reply.head);
+bool render_tx(const client::Reply& reply, int64_t now_ms, std::ostream& out) {
+  auto parsed = client::parse_tx_info(reply.head);
   if (!parsed.is_ok()) return false;
   out << "TX " << parsed.value().tx_id << '\n';
   for (const auto& [name, value] : parsed.value().fields) {
@@ -135,11 +135,11 @@ bool render_tx(const net::Reply& reply, int64_t now_ms, std::ostream& out) {
   return true;
 }
 
-bool render_events(const net::Reply& reply, int64_t now_ms, std::ostream& out) {
+bool render_events(const client::Reply& reply, int64_t now_ms, std::ostream& out) {
   std::vector<std::vector<std::string>> rows = {
       {"AT", "WHEN", "FROM", "TO", "ATTEMPT", "NEXT", "CAUSE", "REASON"}};
   for (const std::string& line : reply.body) {
-    auto e = net::parse_event(line);
+    auto e = client::parse_event(line);
     if (!e.is_ok()) return false;
     rows.push_back({iso_time(e->at_ms), relative_time(e->at_ms, now_ms), dash(e->from), e->to,
                     std::to_string(e->attempt), std::to_string(e->next_attempt), e->cause,
@@ -150,11 +150,11 @@ bool render_events(const net::Reply& reply, int64_t now_ms, std::ostream& out) {
   return true;
 }
 
-bool render_letters(const net::Reply& reply, int64_t now_ms, std::ostream& out) {
+bool render_letters(const client::Reply& reply, int64_t now_ms, std::ostream& out) {
   std::vector<std::vector<std::string>> rows = {
       {"TX", "ATTEMPT", "KEY", "DELIVERIES", "BURIED_AT", "WHEN", "LAST_ERROR"}};
   for (const std::string& line : reply.body) {
-    auto l = net::parse_letter(line);
+    auto l = client::parse_letter(line);
     if (!l.is_ok()) return false;
     rows.push_back({l->tx_id, std::to_string(l->attempt), l->key, std::to_string(l->deliveries),
                     iso_time(l->buried_at_ms), relative_time(l->buried_at_ms, now_ms),
@@ -166,7 +166,7 @@ bool render_letters(const net::Reply& reply, int64_t now_ms, std::ostream& out) 
   return true;
 }
 
-void render_pairs(const net::Reply& reply, std::ostream& out) {
+void render_pairs(const client::Reply& reply, std::ostream& out) {
   if (reply.kind == ReplyKind::kConfig) {
     const size_t first = reply.head.find(' ', 7);
     out << reply.head.substr(0, first) << '\n';
@@ -190,7 +190,7 @@ void render_pairs(const net::Reply& reply, std::ostream& out) {
   }
 }
 
-bool render_human(const net::Reply& reply, int64_t now_ms, std::ostream& out) {
+bool render_human(const client::Reply& reply, int64_t now_ms, std::ostream& out) {
   switch (reply.kind) {
     case ReplyKind::kCreated:
     case ReplyKind::kExists:
@@ -217,8 +217,8 @@ bool render_human(const net::Reply& reply, int64_t now_ms, std::ostream& out) {
 }
 
 // What a person should know about a negative or failed reply.
-std::string explanation(const net::Reply& reply) {
-  auto s = net::parse_summary(reply.head);
+std::string explanation(const client::Reply& reply) {
+  auto s = client::parse_summary(reply.head);
   const std::string tx = s.is_ok() ? s.value().tx_id : "";
   switch (reply.kind) {
     case ReplyKind::kNotFound: return "NOT_FOUND: no transaction " + tx;
@@ -234,7 +234,7 @@ std::string explanation(const net::Reply& reply) {
 
 }  // namespace
 
-int exit_status(const net::Reply& reply) {
+int exit_status(const client::Reply& reply) {
   switch (reply.kind) {
     case ReplyKind::kNotFound:
     case ReplyKind::kStale:
@@ -244,7 +244,7 @@ int exit_status(const net::Reply& reply) {
   }
 }
 
-int render(const net::Reply& reply, bool raw, int64_t now_ms, std::ostream& out,
+int render(const client::Reply& reply, bool raw, int64_t now_ms, std::ostream& out,
            std::ostream& err) {
   if (raw) {
     out << reply.text;
@@ -257,7 +257,7 @@ int render(const net::Reply& reply, bool raw, int64_t now_ms, std::ostream& out,
   return exit_status(reply);
 }
 
-std::string iso_time(int64_t epoch_ms) { return tarde::net::iso_utc_ms(epoch_ms); }
+std::string iso_time(int64_t epoch_ms) { return tarde::iso_utc_ms(epoch_ms); }
 
 std::string relative_time(int64_t epoch_ms, int64_t now_ms) {
   const int64_t diff = epoch_ms - now_ms;

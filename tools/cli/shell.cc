@@ -103,7 +103,7 @@ std::string trimmed(std::string line) {
 
 }  // namespace
 
-int run_shell(net::Client& client, const GlobalOptions& options) {
+int run_shell(client::Client& client, const GlobalOptions& options) {
   const bool interactive = isatty(STDIN_FILENO) == 1;
   if (interactive) std::cout << "connected to " << options.host << ':' << options.port
                              << "; type help for the commands, quit to leave\n";
@@ -129,7 +129,7 @@ int run_shell(net::Client& client, const GlobalOptions& options) {
       return kExitError;
     }
     render(reply.value(), options.raw, now_epoch_ms(), std::cout, std::cerr);
-    if (reply.value().kind == net::ReplyKind::kBye) return kExitOk;
+    if (reply.value().kind == client::ReplyKind::kBye) return kExitOk;
     if (!client.is_open()) {
       std::cerr << "tarde-cli: the server closed the connection\n";
       return kExitError;

@@ -14,7 +14,7 @@ namespace {
 // (PROTOCOL.md HISTORY). When HISTORY shows that many, older ones may have
 // been trimmed, and an operation sent no later than the oldest event shown
 // may have left its event in the trimmed part: it cannot be looked for.
-bool may_be_trimmed(const Op& op, const std::vector<net::TxEvent>& history) {
+bool may_be_trimmed(const Op& op, const std::vector<client::TxEvent>& history) {
   if (history.size() < engine::kHistoryEventsKept) return false;
   return op.send_us / 1000 <= history.front().at_ms;
 }
@@ -25,8 +25,8 @@ bool is_terminal(const std::string& state) { return state == "SUCCEEDED" || stat
 bool acknowledged_transition(const Op& op) {
   if (op.outcome != OpOutcome::kReplied) return false;
   if (op.kind == OpKind::kGet) return false;
-  const net::ReplyKind s = op.summary.status;
-  return s == net::ReplyKind::kCreated || s == net::ReplyKind::kOk || s == net::ReplyKind::kBuried;
+  const client::ReplyKind s = op.summary.status;
+  return s == client::ReplyKind::kCreated || s == client::ReplyKind::kOk || s == client::ReplyKind::kBuried;
 }
 
 void add(CheckReport& report, const char* guarantee, const std::string& id, std::string text) {
@@ -34,9 +34,9 @@ void add(CheckReport& report, const char* guarantee, const std::string& id, std:
 }
 
 // Finds an unused history event that is this acknowledged transition.
-bool match_event(const Op& op, const std::vector<net::TxEvent>& history, std::vector<bool>& used) {
+bool match_event(const Op& op, const std::vector<client::TxEvent>& history, std::vector<bool>& used) {
   for (size_t i = 0; i < history.size(); ++i) {
-    const net::TxEvent& e = history[i];
+    const client::TxEvent& e = history[i];
     if (used[i] || e.cause != op_name(op.kind) || e.to != op.summary.state) continue;
     if (e.attempt != op.summary.attempt || e.next_attempt != op.summary.next_attempt) continue;
     // The event's time is the server's clock at the commit, between the
@@ -65,8 +65,8 @@ std::string describe(const Op& op) {
     case OpOutcome::kReplied:
       break;
   }
-  const net::Summary& s = op.summary;
-  return text + ", got " + net::reply_kind_name(s.status) + " " + s.state + " " +
+  const client::Summary& s = op.summary;
+  return text + ", got " + client::reply_kind_name(s.status) + " " + s.state + " " +
          std::to_string(s.attempt) + " " + std::to_string(s.next_attempt) + " " +
          std::to_string(s.next_fire_at_ms) + " at " + std::to_string(op.recv_us / 1000);
 }
@@ -75,7 +75,7 @@ void check_kept(const std::string& id, const TxLog& log, const FinalTx& final, C
   const TxPlan& plan = *log.plan;
   std::vector<bool> used(final.history.size(), false);
   for (const Op& op : log.ops) {
-    if (op.outcome != OpOutcome::kReplied || op.summary.status == net::ReplyKind::kNotFound) {
+    if (op.outcome != OpOutcome::kReplied || op.summary.status == client::ReplyKind::kNotFound) {
       if (op.outcome == OpOutcome::kReplied && op.kind != OpKind::kGet) {
         report.checks += 1;
         add(report, "G1", id, "the transaction was not found although created: " + describe(op));
@@ -100,7 +100,7 @@ void check_kept(const std::string& id, const TxLog& log, const FinalTx& final, C
         add(report, "G1", id, "HISTORY lacks the acknowledged transition of " + describe(op));
       }
     }
-    if (op.kind == OpKind::kEnqueue && op.summary.status == net::ReplyKind::kCreated) {
+    if (op.kind == OpKind::kEnqueue && op.summary.status == client::ReplyKind::kCreated) {
       report.checks += 1;
       if (final.info.queue != plan.queue || final.info.max_attempts != plan.max_attempts ||
           final.info.payload_bytes != plan.payload.size()) {
@@ -123,7 +123,7 @@ void check_kept(const std::string& id, const TxLog& log, const FinalTx& final, C
         honoured = honoured || (h.attempt == op.summary.next_attempt &&
                                 h.recv_us / 1000 >= op.summary.next_fire_at_ms);
       }
-      for (const net::TxEvent& e : final.history) {
+      for (const client::TxEvent& e : final.history) {
         const bool resolved = e.from == "SCHEDULED" && e.cause == "RESOLVE";
         const bool fired = e.from == "SCHEDULED" && e.cause == "timer" &&
                            e.next_attempt == op.summary.next_attempt;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "net/client.h"
+#include "clients/cpp/client.h"
 #include "tools/crash/recorder.h"
 
 namespace tarde::crash {
@@ -15,8 +15,8 @@ namespace tarde::crash {
 struct FinalTx {
   bool read = false;   // GET and HISTORY both answered
   bool found = false;  // GET did not answer NOT_FOUND
-  net::TxInfo info;
-  std::vector<net::TxEvent> history;
+  client::TxInfo info;
+  std::vector<client::TxEvent> history;
   bool dead_lettered = false;
 };
 

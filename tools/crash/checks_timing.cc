@@ -20,8 +20,8 @@ void add(CheckReport& report, const char* guarantee, const std::string& id, std:
 // scheduled at next_fire_at: no hand-out of that attempt can precede it.
 bool creates_attempt(const Op& op) {
   if (op.outcome != OpOutcome::kReplied || op.summary.state != "SCHEDULED") return false;
-  if (op.kind == OpKind::kEnqueue) return op.summary.status == net::ReplyKind::kCreated;
-  return op.kind == OpKind::kRespond && op.summary.status == net::ReplyKind::kOk &&
+  if (op.kind == OpKind::kEnqueue) return op.summary.status == client::ReplyKind::kCreated;
+  return op.kind == OpKind::kRespond && op.summary.status == client::ReplyKind::kOk &&
          op.summary.next_attempt == op.attempt + 1;
 }
 
@@ -32,8 +32,8 @@ bool known_stale(const Op& op, const TxLog& log) {
   bool in_flight_n = false;
   for (const Op& seen : log.ops) {
     if (seen.outcome != OpOutcome::kReplied || seen.recv_us >= op.send_us) continue;
-    const net::Summary& s = seen.summary;
-    if (s.status == net::ReplyKind::kNotFound) continue;
+    const client::Summary& s = seen.summary;
+    if (s.status == client::ReplyKind::kNotFound) continue;
     if (is_terminal(s.state)) return true;
     if (s.attempt > n || s.next_attempt > n) return true;
     // Scheduled for n at T: nothing can make n applicable before T, and the
@@ -57,7 +57,7 @@ bool known_stale(const Op& op, const TxLog& log) {
 
 // A STALE reply whose own summary shows a state in which the message applies.
 bool wrongly_stale(const Op& op) {
-  const net::Summary& s = op.summary;
+  const client::Summary& s = op.summary;
   // A SENDING summary with a next_fire_at is a retry queued ahead of that
   // instant (--retry-lead): until then nothing applies to it.
   const bool sending = s.state == "SENDING" && s.next_attempt == op.attempt &&
@@ -83,14 +83,14 @@ bool allowed_row(const std::string& from, const std::string& cause, const std::s
   return rows.count({from.empty() ? "-" : from, cause, to}) != 0;
 }
 
-std::string describe_event(const net::TxEvent& e) {
+std::string describe_event(const client::TxEvent& e) {
   return "event at=" + std::to_string(e.at_ms) + " from=" + (e.from.empty() ? "-" : e.from) +
          " to=" + e.to + " attempt=" + std::to_string(e.attempt) +
          " next_attempt=" + std::to_string(e.next_attempt) + " cause=" + e.cause;
 }
 
 // The attempt a SENT or RESPOND event must carry, given the state before it.
-bool attempt_follows(const net::TxEvent& before, const net::TxEvent& e) {
+bool attempt_follows(const client::TxEvent& before, const client::TxEvent& e) {
   if (e.cause == "SENT") return e.attempt == before.next_attempt;
   if (e.cause == "RESPOND") {
     return before.to == "IN_FLIGHT" ? e.attempt == before.attempt
@@ -111,7 +111,7 @@ void check_fire_times(const std::string& id, const TxLog& log, const FinalTx& fi
     // The server's own record: a retry of this attempt fired after the reply
     // came back moved to SENDING no earlier than --retry-lead before the
     // instant the reply announced (its hand-out, checked below, not at all).
-    for (const net::TxEvent& e : final.history) {
+    for (const client::TxEvent& e : final.history) {
       if (e.cause != "timer" || e.from != "SCHEDULED" || e.next_attempt != attempt) continue;
       if (e.at_ms <= op.recv_us / 1000) continue;
       report.checks += 1;
@@ -145,17 +145,17 @@ void check_stale(const std::string& id, const TxLog& log, CheckReport& report) {
   for (const Op& op : log.ops) {
     if (op.kind != OpKind::kSent && op.kind != OpKind::kRespond) continue;
     if (op.outcome != OpOutcome::kReplied) continue;
-    const net::ReplyKind status = op.summary.status;
+    const client::ReplyKind status = op.summary.status;
     if (op.deliberate) {
       report.late_messages += 1;
-      if (status == net::ReplyKind::kStale) report.late_refused_stale += 1;
+      if (status == client::ReplyKind::kStale) report.late_refused_stale += 1;
     }
     report.checks += 1;
-    if (status == net::ReplyKind::kOk && known_stale(op, log)) {
+    if (status == client::ReplyKind::kOk && known_stale(op, log)) {
       add(report, "G4", id, "a message the clients knew to be stale was accepted: " + describe(op));
     }
     report.checks += 1;
-    if (status == net::ReplyKind::kStale && wrongly_stale(op)) {
+    if (status == client::ReplyKind::kStale && wrongly_stale(op)) {
       add(report, "G4", id,
           "answered STALE although its own summary shows it applies: " + describe(op));
     }
@@ -163,9 +163,9 @@ void check_stale(const std::string& id, const TxLog& log, CheckReport& report) {
 }
 
 void check_history_rows(const std::string& id, const FinalTx& final, CheckReport& report) {
-  const std::vector<net::TxEvent>& history = final.history;
+  const std::vector<client::TxEvent>& history = final.history;
   for (size_t i = 0; i < history.size(); ++i) {
-    const net::TxEvent& e = history[i];
+    const client::TxEvent& e = history[i];
     report.checks += 1;
     if (!allowed_row(e.from, e.cause, e.to)) {
       add(report, "G4", id,
@@ -173,7 +173,7 @@ void check_history_rows(const std::string& id, const FinalTx& final, CheckReport
       continue;
     }
     if (i == 0) continue;
-    const net::TxEvent& before = history[i - 1];
+    const client::TxEvent& before = history[i - 1];
     if (e.from != before.to || !attempt_follows(before, e) || e.at_ms < before.at_ms) {
       add(report, "G4", id,
           "HISTORY " + describe_event(e) + " does not follow " + describe_event(before));

@@ -3,7 +3,7 @@
 #include <set>
 #include <thread>
 
-#include "net/client.h"
+#include "clients/cpp/client.h"
 #include "tools/crash/workload.h"
 
 namespace tarde::crash {
@@ -23,25 +23,25 @@ constexpr int64_t kBurstFirstChunkExtraMs = 3000;
 constexpr int kDrainClient = 1000;
 constexpr uint64_t kDeadLettersMax = 100'000;
 
-Result<std::unique_ptr<net::Client>> connect(uint16_t port) {
-  net::ClientOptions options;
+Result<std::unique_ptr<client::Client>> connect(uint16_t port) {
+  client::ClientOptions options;
   options.timeout = kTimeout;
-  return net::Client::connect("127.0.0.1", port, options);
+  return client::Client::connect("127.0.0.1", port, options);
 }
 
 bool settled(const std::string& state) { return state == "SUCCEEDED" || state == "FAILED"; }
 
-Result<std::set<std::string>> dead_lettered(net::Client& client) {
+Result<std::set<std::string>> dead_lettered(client::Client& client) {
   auto letters = client.deadletters(kQueue, kDeadLettersMax);
   if (!letters.is_ok()) return letters.status();
   std::set<std::string> ids;
-  for (const net::DeadLetterInfo& letter : letters.value()) ids.insert(letter.tx_id);
+  for (const client::DeadLetterInfo& letter : letters.value()) ids.insert(letter.tx_id);
   return ids;
 }
 
 // GETs one transaction and records what the client saw; nullopt when the
 // connection failed, a TxInfo with an empty state for NOT_FOUND.
-std::optional<net::TxInfo> recorded_get(net::Client& client, Recorder& recorder,
+std::optional<client::TxInfo> recorded_get(client::Client& client, Recorder& recorder,
                                         const std::string& id) {
   Op op;
   op.kind = OpKind::kGet;
@@ -51,18 +51,18 @@ std::optional<net::TxInfo> recorded_get(net::Client& client, Recorder& recorder,
   auto got = client.get(id);
   op.recv_us = wall_us();
   if (!got.is_ok()) {
-    if (got.status().code() == Status::Code::kNotFound) return net::TxInfo{};
+    if (got.status().code() == Status::Code::kNotFound) return client::TxInfo{};
     return std::nullopt;
   }
-  const net::TxInfo& info = got.value();
+  const client::TxInfo& info = got.value();
   op.outcome = OpOutcome::kReplied;
-  op.summary = net::Summary{net::ReplyKind::kOk, id, info.state, info.attempt, info.next_attempt,
+  op.summary = client::Summary{client::ReplyKind::kOk, id, info.state, info.attempt, info.next_attempt,
                             info.next_fire_at_ms};
   recorder.op(op);
   return info;
 }
 
-void respond_success(net::Client& client, Recorder& recorder, const std::string& id,
+void respond_success(client::Client& client, Recorder& recorder, const std::string& id,
                      uint32_t attempt) {
   Op op;
   op.kind = OpKind::kRespond;
@@ -71,13 +71,13 @@ void respond_success(net::Client& client, Recorder& recorder, const std::string&
   op.word = "SUCCESS";
   op.client = kDrainClient;
   op.send_us = wall_us();
-  auto got = client.respond(id, attempt, net::Answer::kSuccess);
+  auto got = client.respond(id, attempt, client::Answer::kSuccess);
   op.recv_us = wall_us();
   if (got.is_ok()) {
     op.outcome = OpOutcome::kReplied;
     op.summary = got.value();
   } else {
-    op.outcome = net::server_error_code(got.status()).empty() ? OpOutcome::kPending
+    op.outcome = client::server_error_code(got.status()).empty() ? OpOutcome::kPending
                                                               : OpOutcome::kError;
     op.error = got.status().to_string();
   }
@@ -98,7 +98,7 @@ Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t 
   *planned = 0;
   auto connected = connect(port);
   if (!connected.is_ok()) return connected.status();
-  net::Client& client = *connected.value();
+  client::Client& client = *connected.value();
   std::mt19937_64 rng(seed ^ 0xb0b5ULL);
   std::vector<Op> sent;
   const int64_t started_us = wall_us();
@@ -140,7 +140,7 @@ Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t 
       auto reply = client.read_reply();
       op.recv_us = wall_us();
       if (reply.is_ok()) {
-        auto summary = net::parse_summary(reply.value().head);
+        auto summary = client::parse_summary(reply.value().head);
         if (summary.is_ok()) {
           op.outcome = OpOutcome::kReplied;
           op.summary = summary.value();
@@ -157,7 +157,7 @@ Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t 
 
 bool drain(uint16_t port, Recorder& recorder, std::chrono::steady_clock::time_point deadline) {
   std::set<std::string> done;
-  std::unique_ptr<net::Client> client;
+  std::unique_ptr<client::Client> client;
   while (std::chrono::steady_clock::now() < deadline) {
     if (!client || !client->is_open()) {
       auto made = connect(port);
@@ -193,7 +193,7 @@ std::map<std::string, FinalTx> read_finals(uint16_t port, const std::vector<std:
   std::map<std::string, FinalTx> finals;
   auto connected = connect(port);
   if (!connected.is_ok()) return finals;
-  net::Client& client = *connected.value();
+  client::Client& client = *connected.value();
   auto dead = dead_lettered(client);
   if (!dead.is_ok()) return finals;
   for (const std::string& id : ids) {

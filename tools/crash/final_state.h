@@ -6,7 +6,7 @@
 #include <random>
 #include <string>
 
-#include "storage/status.h"
+#include "base/status.h"
 #include "tools/crash/checks.h"
 #include "tools/crash/recorder.h"
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <random>
 
-#include "net/command_line.h"
+#include "net/server/command_line.h"
 
 namespace tarde::crash {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/status.h"
+#include "base/status.h"
 
 namespace tarde::crash {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "net/client.h"
+#include "clients/cpp/client.h"
 
 namespace tarde::crash {
 
@@ -47,7 +47,7 @@ struct Op {
   int64_t send_us = 0;  // just before the request was written
   int64_t recv_us = 0;  // just after its reply was read (or the failure seen)
   OpOutcome outcome = OpOutcome::kPending;
-  net::Summary summary;  // kReplied only
+  client::Summary summary;  // kReplied only
   std::string error;     // kError: the reply; kPending: the transport error
 };
 

@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "net/client.h"
-#include "storage/crash_point.h"
+#include "clients/cpp/client.h"
+#include "base/crash_point.h"
 
 namespace tarde::crash {
 namespace {
@@ -68,9 +68,9 @@ uint16_t free_port() {
 
 // Whether the server answers PING on `port`.
 bool answers_ping(uint16_t port) {
-  net::ClientOptions options;
+  client::ClientOptions options;
   options.timeout = std::chrono::milliseconds(500);
-  auto client = net::Client::connect("127.0.0.1", port, options);
+  auto client = client::Client::connect("127.0.0.1", port, options);
   return client.is_ok() && client.value()->ping().is_ok();
 }
 

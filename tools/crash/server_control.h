@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/status.h"
+#include "base/status.h"
 
 namespace tarde::crash {
 

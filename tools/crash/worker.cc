@@ -49,15 +49,15 @@ bool Worker::connected() {
   client_.reset();
   const uint16_t port = workload_.endpoint_.port.load();
   if (port == 0) return false;
-  net::ClientOptions options;
+  client::ClientOptions options;
   options.timeout = kReplyTimeout;
-  auto made = net::Client::connect("127.0.0.1", port, options);
+  auto made = client::Client::connect("127.0.0.1", port, options);
   if (!made.is_ok()) return false;
   client_ = std::move(made).value();
   return true;
 }
 
-std::optional<net::Summary> Worker::call(OpKind kind, const std::string& tx_id, uint32_t attempt,
+std::optional<client::Summary> Worker::call(OpKind kind, const std::string& tx_id, uint32_t attempt,
                                          std::string word, bool deliberate, const Call& fn) {
   Op op;
   op.kind = kind;
@@ -67,14 +67,14 @@ std::optional<net::Summary> Worker::call(OpKind kind, const std::string& tx_id, 
   op.deliberate = deliberate;
   op.client = index_;
   op.send_us = wall_us();
-  Result<net::Summary> got = fn(*client_);
+  Result<client::Summary> got = fn(*client_);
   op.recv_us = wall_us();
-  std::optional<net::Summary> summary;
+  std::optional<client::Summary> summary;
   if (got.is_ok()) {
     op.outcome = OpOutcome::kReplied;
     op.summary = got.value();
     summary = got.value();
-  } else if (!net::server_error_code(got.status()).empty()) {
+  } else if (!client::server_error_code(got.status()).empty()) {
     op.outcome = OpOutcome::kError;
     op.error = got.status().message();
   } else {
@@ -125,13 +125,13 @@ void Worker::produce() {
 void Worker::send_enqueue() {
   const std::string id = enqueue_->first;
   const TxPlan plan = enqueue_->second;
-  net::EnqueueOptions options;
+  client::EnqueueOptions options;
   options.max_attempts = plan.max_attempts;
   // The base varies per transaction within the queue's millisecond scale.
   options.base = std::to_string(20 + std::hash<std::string>{}(id) % 31) + "ms";
   if (plan.sent) options.sent = true;
   if (plan.delay_ms > 0) options.delay = std::to_string(plan.delay_ms) + "ms";
-  auto summary = call(OpKind::kEnqueue, id, 0, {}, false, [&](net::Client& c) {
+  auto summary = call(OpKind::kEnqueue, id, 0, {}, false, [&](client::Client& c) {
     return c.enqueue(plan.queue, id, plan.payload, options);
   });
   if (!summary) return;  // pending: sent again once reconnected
@@ -145,11 +145,11 @@ std::optional<HandOut> Worker::reserve(std::chrono::milliseconds wait) {
   auto got = client_->reserve(kQueue, wait);
   const int64_t recv_us = wall_us();
   if (!got.is_ok()) {
-    if (net::server_error_code(got.status()).empty()) client_.reset();
+    if (client::server_error_code(got.status()).empty()) client_.reset();
     return std::nullopt;
   }
   if (!got.value()) return std::nullopt;
-  const net::ReservedRequest& request = *got.value();
+  const client::ReservedRequest& request = *got.value();
   HandOut hand_out{request.tx_id,   request.attempt, request.deliveries, request.idempotency_key,
                    request.payload, index_,          send_us,            recv_us};
   workload_.recorder_.hand_out(hand_out);
@@ -168,21 +168,21 @@ void Worker::dispatch() {
     return;
   }
   if (r < 0.13) {
-    net::ReleaseOptions release;
+    client::ReleaseOptions release;
     release.delay = std::to_string(below(30)) + "ms";
     if (chance(0.5)) release.reason = "CRASH_TEST";
     call(OpKind::kRelease, tx, attempt, {}, false,
-         [&](net::Client& c) { return c.release(tx, attempt, release); });
+         [&](client::Client& c) { return c.release(tx, attempt, release); });
     return;
   }
   if (r < 0.17) return;  // abandoned: the lease runs out
   if (chance(0.7)) {
     auto sent = call(OpKind::kSent, tx, attempt, {}, false,
-                     [&](net::Client& c) { return c.sent(tx, attempt); });
+                     [&](client::Client& c) { return c.sent(tx, attempt); });
     if (!sent) return;
     if (chance(0.1)) {
       if (!call(OpKind::kSent, tx, attempt, {}, true,
-                [&](net::Client& c) { return c.sent(tx, attempt); })) {
+                [&](client::Client& c) { return c.sent(tx, attempt); })) {
         return;
       }
     }
@@ -193,20 +193,20 @@ void Worker::dispatch() {
 // RESPOND with a random answer, sometimes followed by a duplicate RESPOND or
 // a repeated SENT for the same attempt.
 void Worker::answer(const std::string& tx, uint32_t attempt) {
-  const net::Answer a = random_answer();
-  auto replied = call(OpKind::kRespond, tx, attempt, net::answer_name(a), false,
-                      [&](net::Client& c) { return c.respond(tx, attempt, a); });
+  const client::Answer a = random_answer();
+  auto replied = call(OpKind::kRespond, tx, attempt, client::answer_name(a), false,
+                      [&](client::Client& c) { return c.respond(tx, attempt, a); });
   if (!replied) return;
   remember(tx, *replied, attempt);
   if (chance(0.12)) {
-    const net::Answer again = chance(0.5) ? a : random_answer();
-    if (!call(OpKind::kRespond, tx, attempt, net::answer_name(again), true,
-              [&](net::Client& c) { return c.respond(tx, attempt, again); })) {
+    const client::Answer again = chance(0.5) ? a : random_answer();
+    if (!call(OpKind::kRespond, tx, attempt, client::answer_name(again), true,
+              [&](client::Client& c) { return c.respond(tx, attempt, again); })) {
       return;
     }
   }
   if (chance(0.08)) {
-    call(OpKind::kSent, tx, attempt, {}, true, [&](net::Client& c) { return c.sent(tx, attempt); });
+    call(OpKind::kSent, tx, attempt, {}, true, [&](client::Client& c) { return c.sent(tx, attempt); });
   }
 }
 
@@ -215,16 +215,16 @@ void Worker::drain_step() {
   if (!got) return;
   const std::string tx = got->tx_id;
   const uint32_t attempt = got->attempt;
-  call(OpKind::kRespond, tx, attempt, "SUCCESS", false, [&](net::Client& c) {
-    return c.respond(tx, attempt, net::Answer::kSuccess);
+  call(OpKind::kRespond, tx, attempt, "SUCCESS", false, [&](client::Client& c) {
+    return c.respond(tx, attempt, client::Answer::kSuccess);
   });
 }
 
 void Worker::late_answer() {
   const auto [tx, attempt] = answered_[below(answered_.size())];
-  const net::Answer a = random_answer();
-  call(OpKind::kRespond, tx, attempt, net::answer_name(a), true,
-       [&, tx = tx, attempt = attempt](net::Client& c) { return c.respond(tx, attempt, a); });
+  const client::Answer a = random_answer();
+  call(OpKind::kRespond, tx, attempt, client::answer_name(a), true,
+       [&, tx = tx, attempt = attempt](client::Client& c) { return c.respond(tx, attempt, a); });
 }
 
 void Worker::resolve_scheduled() {
@@ -232,21 +232,21 @@ void Worker::resolve_scheduled() {
   const std::string tx = scheduled_[at];
   scheduled_.erase(scheduled_.begin() + static_cast<std::ptrdiff_t>(at));
   const bool succeed = chance(0.5);
-  call(OpKind::kResolve, tx, 0, succeed ? "SUCCEEDED" : "FAILED", false, [&](net::Client& c) {
-    return c.resolve(tx, succeed ? net::Terminal::kSucceeded : net::Terminal::kFailed);
+  call(OpKind::kResolve, tx, 0, succeed ? "SUCCEEDED" : "FAILED", false, [&](client::Client& c) {
+    return c.resolve(tx, succeed ? client::Terminal::kSucceeded : client::Terminal::kFailed);
   });
 }
 
-net::Answer Worker::random_answer() {
+client::Answer Worker::random_answer() {
   const double r = std::uniform_real_distribution<double>(0, 1)(rng_);
-  if (r < 0.3) return net::Answer::kSuccess;
-  if (r < 0.65) return net::Answer::kCancelled;
-  if (r < 0.9) return net::Answer::kTransient;
-  return net::Answer::kRejected;
+  if (r < 0.3) return client::Answer::kSuccess;
+  if (r < 0.65) return client::Answer::kCancelled;
+  if (r < 0.9) return client::Answer::kTransient;
+  return client::Answer::kRejected;
 }
 
-void Worker::remember(const std::string& tx_id, const net::Summary& summary, uint32_t attempt) {
-  if (attempt != 0 && summary.status == net::ReplyKind::kOk) {
+void Worker::remember(const std::string& tx_id, const client::Summary& summary, uint32_t attempt) {
+  if (attempt != 0 && summary.status == client::ReplyKind::kOk) {
     remember_bounded(answered_, std::make_pair(tx_id, attempt), rng_);
   }
   if (summary.state == "SCHEDULED") remember_bounded(scheduled_, tx_id, rng_);

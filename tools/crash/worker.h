@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "net/client.h"
+#include "clients/cpp/client.h"
 #include "tools/crash/recorder.h"
 #include "tools/crash/workload.h"
 
@@ -23,14 +23,14 @@ class Worker {
   void run();
 
  private:
-  using Call = std::function<Result<net::Summary>(net::Client&)>;
+  using Call = std::function<Result<client::Summary>(client::Client&)>;
 
   bool connected();
   bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
   uint64_t below(uint64_t n) { return std::uniform_int_distribution<uint64_t>(0, n - 1)(rng_); }
   // Sends one request about `tx_id` and records it; nullopt unless a summary
   // came back (a transport failure also drops the connection).
-  std::optional<net::Summary> call(OpKind kind, const std::string& tx_id, uint32_t attempt,
+  std::optional<client::Summary> call(OpKind kind, const std::string& tx_id, uint32_t attempt,
                                    std::string word, bool deliberate, const Call& fn);
   void step();
   void produce();
@@ -41,13 +41,13 @@ class Worker {
   void drain_step();
   void late_answer();
   void resolve_scheduled();
-  net::Answer random_answer();
-  void remember(const std::string& tx_id, const net::Summary& summary, uint32_t attempt);
+  client::Answer random_answer();
+  void remember(const std::string& tx_id, const client::Summary& summary, uint32_t attempt);
 
   Workload& workload_;
   int index_;
   std::mt19937_64 rng_;
-  std::unique_ptr<net::Client> client_;
+  std::unique_ptr<client::Client> client_;
   uint64_t next_tx_ = 0;
   // Whether the last RESERVE got a request: late messages and RESOLVEs are
   // mixed into real work, not sent in a loop while the queue is idle.

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "storage/status.h"
+#include "base/status.h"
 #include "storage/store.h"
 
 namespace tarde::tools {

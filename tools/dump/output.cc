@@ -1,6 +1,6 @@
 #include "tools/dump/output.h"
 
-#include "net/time_text.h"
+#include "base/time_text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,7 +11,7 @@ std::pair<std::string, bool> text(std::string value) { return {std::move(value),
 std::pair<std::string, bool> number(int64_t value) { return {std::to_string(value), true}; }
 std::pair<std::string, bool> number(uint64_t value) { return {std::to_string(value), true}; }
 
-std::string iso_time(int64_t ms) { return ms == 0 ? "-" : tarde::net::iso_utc_ms(ms); }
+std::string iso_time(int64_t ms) { return ms == 0 ? "-" : tarde::iso_utc_ms(ms); }
 
 std::string json_string(const std::string& value) {
   std::string out = "\"";

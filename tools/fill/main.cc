@@ -11,7 +11,7 @@
 
 #include "engine/engine.h"
 #include "engine/random.h"
-#include "net/system_clock.h"
+#include "base/system_clock.h"
 #include "storage/rocks_kv.h"
 #include "storage/staged_kv.h"
 #include "storage/store.h"
@@ -77,7 +77,7 @@ bool parse(int argc, char** argv, FillOptions* out) {
 
 // The engine's clock, frozen at the tool's start so that --delay-ms gives
 // every transaction the same base instant.
-class FrozenClock final : public tarde::engine::Clock {
+class FrozenClock final : public tarde::Clock {
  public:
   explicit FrozenClock(int64_t wall_ms) : wall_ms_(wall_ms) {}
   int64_t now_wall_ms() const override { return wall_ms_; }
@@ -85,7 +85,7 @@ class FrozenClock final : public tarde::engine::Clock {
 
  private:
   int64_t wall_ms_;
-  tarde::net::SystemClock steady_;
+  tarde::SystemClock steady_;
 };
 
 tarde::Status commit(tarde::storage::StagedKv& staged, tarde::storage::Kv& durable) {
@@ -104,7 +104,7 @@ tarde::Status fill(const FillOptions& options) {
   auto& durable = *opened.value();
   tarde::storage::StagedKv staged(durable);
   tarde::storage::Store store(staged);
-  const int64_t now_ms = tarde::net::SystemClock().now_wall_ms();
+  const int64_t now_ms = tarde::SystemClock().now_wall_ms();
   FrozenClock clock(now_ms);
   tarde::engine::SeededRandom random(1);
   tarde::engine::Engine engine(store, clock, random);

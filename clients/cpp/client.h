@@ -1,0 +1,308 @@
+#pragma once
+
+#include <asio.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+
+// A blocking client of the tarde wire protocol (net/PROTOCOL.md), for
+// scripts, tools, benchmarks and tests. It lives in tarde_net beside the
+// server so that both sides are built from the same tree, but it includes
+// nothing of the server: it only speaks the wire format.
+//
+// Errors, everywhere in this header:
+// - transport problems (connect refused, timeout, the server closed the
+//   connection, a reply that breaks the framing) are a Status: io_error for
+//   the first three, corruption for the last. After one, the connection is
+//   closed, since replies can no longer be matched to requests.
+// - an `ERR <CODE> <message>` reply is, for the typed calls,
+//   Status::invalid_argument whose message is "<CODE> <message>" (use
+//   server_error_code() to get the code). Arguments the client refuses
+//   before sending (a token with a space would break the framing) give the
+//   same shape, "BAD_ARGUMENT <message>". call() and read_reply() never turn
+//   a reply into a Status: they return it with kind kErr.
+// - outcomes that are answers, not failures (STALE, CONFLICT, NOT_FOUND,
+//   BURIED, EXISTS) come back in Summary::status.
+namespace tarde::client {
+
+// The first word of a reply, so that a caller can branch on what the server
+// said without comparing strings.
+enum class ReplyKind {
+  kCreated,
+  kExists,
+  kOk,  // `OK <summary>` and the bare `OK` of AUTH
+  kBuried,
+  kStale,
+  kConflict,
+  kNotFound,
+  kRequest,
+  kEmpty,
+  kTx,
+  kEvents,
+  kLetters,
+  kConfig,
+  kStats,
+  kPong,
+  kBye,
+  kErr,
+  kOther,  // a word this client does not know (a newer server)
+};
+
+// The wire word of a kind: "CREATED", "NOT_FOUND", ... ("?" for kOther).
+const char* reply_kind_name(ReplyKind kind);
+
+// Reply is one complete reply exactly as the server sent it, plus the
+// framing the client had to understand to find its end. A plain value.
+struct Reply {
+  ReplyKind kind = ReplyKind::kOther;
+  std::string text;                    // verbatim: every line with its CRLF, payload included
+  std::string head;                    // the first line without its CRLF
+  std::vector<std::string> body;       // EVENTS/LETTERS/STATS lines without CRLF
+  std::optional<std::string> payload;  // REQUEST only
+  std::string error_code;              // kErr only: "BAD_ARGUMENT", ...
+  std::string error_message;           // kErr only
+};
+
+// The transaction state most replies carry (PROTOCOL.md "The summary"):
+// `<STATUS> <tx_id> <state> <attempt> <next_attempt> <next_fire_at>`. For
+// NOT_FOUND only status and tx_id are set.
+struct Summary {
+  ReplyKind status = ReplyKind::kNotFound;  // kCreated ... kNotFound
+  std::string tx_id;
+  std::string state;  // SENDING, IN_FLIGHT, SCHEDULED, SUCCEEDED, FAILED
+  uint32_t attempt = 0;
+  uint32_t next_attempt = 0;
+  int64_t next_fire_at_ms = 0;  // 0: none
+};
+
+// A request RESERVE handed out; the caller now holds its lease.
+struct ReservedRequest {
+  std::string tx_id;
+  uint32_t attempt = 0;
+  std::string idempotency_key;  // `<tx_id>#<attempt>`
+  uint32_t deliveries = 0;
+  std::string payload;
+};
+
+// One transaction as GET shows it. Times are epoch ms, 0 for none.
+struct TxInfo {
+  std::string tx_id;
+  std::string queue;
+  std::string state;
+  uint32_t attempt = 0;
+  uint32_t next_attempt = 0;
+  uint32_t max_attempts = 0;
+  int64_t next_fire_at_ms = 0;
+  int64_t deadline_at_ms = 0;
+  int64_t created_at_ms = 0;
+  int64_t updated_at_ms = 0;
+  uint32_t deliveries = 0;
+  uint32_t transients = 0;
+  std::string reason;  // empty when the server sent "-"
+  uint64_t payload_bytes = 0;
+  // Every name=value of the line in order, including any this client does
+  // not know, so that a newer server's fields are not lost.
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+// One line of HISTORY: a transition of one transaction.
+struct TxEvent {
+  int64_t at_ms = 0;
+  std::string from;
+  std::string to;
+  uint32_t attempt = 0;
+  uint32_t next_attempt = 0;
+  std::string cause;
+  std::string reason;  // empty when "-"
+};
+
+// One line of DEADLETTERS.
+struct DeadLetterInfo {
+  std::string tx_id;
+  uint32_t attempt = 0;
+  std::string key;
+  uint32_t deliveries = 0;
+  int64_t buried_at_ms = 0;
+  std::string last_error;  // empty when "-"
+};
+
+// A queue's settings as CONFIG returns them, in the server's order.
+struct QueueSettings {
+  std::string queue;
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::optional<std::string> get(std::string_view name) const;
+};
+
+// STATS figures in the server's order.
+struct ServerStats {
+  std::vector<std::pair<std::string, std::string>> figures;
+  // The figure as an unsigned integer; nullopt when absent or not a number.
+  std::optional<uint64_t> number(std::string_view name) const;
+};
+
+// ENQUEUE's optional arguments; unset ones are not sent, so the queue's
+// configuration applies. Durations and decimals are given in their wire form
+// ("2h", "1500ms", "1.6") and checked by the server.
+struct EnqueueOptions {
+  std::optional<uint32_t> max_attempts;
+  std::optional<std::string> base;
+  std::optional<std::string> factor;
+  std::optional<std::string> cap;
+  std::optional<std::string> jitter;
+  std::optional<bool> strict_cap;
+  std::optional<std::string> deadline;
+  std::optional<bool> sent;
+  std::optional<std::string> delay;
+};
+
+// RELEASE's optional arguments.
+struct ReleaseOptions {
+  std::optional<std::string> delay;  // DUR
+  std::optional<std::string> reason;
+};
+
+// The external service's answer, for RESPOND.
+enum class Answer { kSuccess, kCancelled, kTransient, kRejected };
+const char* answer_name(Answer answer);
+
+// RESPOND's optional arguments.
+struct RespondOptions {
+  std::optional<std::string> reason;
+  std::optional<std::string> retry_after;  // DUR
+};
+
+// The terminal state RESOLVE sets.
+enum class Terminal { kSucceeded, kFailed };
+
+// How a Client connects and how long it waits.
+struct ClientOptions {
+  // Bounds the connect and each wait for a reply (a RESERVE's own wait= is
+  // added to it). When it passes, the call fails with io_error and the
+  // connection is closed.
+  std::chrono::milliseconds timeout{30'000};
+  // Sent with AUTH right after connecting when set.
+  std::optional<std::string> auth_token;
+};
+
+// The code of an `ERR` reply a typed call turned into a Status
+// ("BAD_ARGUMENT", "UNAUTHORIZED", ...), or empty for any other Status.
+std::string server_error_code(const Status& status);
+
+// Parsers of single reply lines (without CRLF). They fail with corruption
+// when the line is not what PROTOCOL.md says it is.
+Result<Summary> parse_summary(std::string_view line);
+Result<TxInfo> parse_tx_info(std::string_view line);
+Result<TxEvent> parse_event(std::string_view line);
+Result<DeadLetterInfo> parse_letter(std::string_view line);
+Result<ReservedRequest> parse_request(const Reply& reply);  // Requires: kind kRequest
+
+// Client is one connection to a tarde server. It is owned by one thread at a
+// time (it is not thread-safe) and lives until destroyed, which closes the
+// connection without QUIT. Every call blocks until its reply arrives or
+// ClientOptions::timeout passes. Leases taken by reserve() belong to this
+// connection and are given back by the server when it closes.
+class Client {
+ public:
+  using Options = ClientOptions;
+
+  // Resolves and connects to host:port, then sends AUTH when the options hold
+  // a token. io_error when that fails or times out; invalid_argument
+  // "UNAUTHORIZED ..." when the token is refused.
+  static Result<std::unique_ptr<Client>> connect(const std::string& host, uint16_t port,
+                                                 Options options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // The transaction commands. Each returns the reply's summary, whose status
+  // is the reply word (CREATED/EXISTS, OK, BURIED, STALE, CONFLICT,
+  // NOT_FOUND).
+  Result<Summary> enqueue(std::string_view queue, std::string_view tx_id,
+                          std::string_view payload, const EnqueueOptions& options = {});
+  Result<Summary> sent(std::string_view tx_id, uint32_t attempt);
+  Result<Summary> release(std::string_view tx_id, uint32_t attempt,
+                          const ReleaseOptions& options = {});
+  Result<Summary> respond(std::string_view tx_id, uint32_t attempt, Answer answer,
+                          const RespondOptions& options = {});
+  Result<Summary> resolve(std::string_view tx_id, Terminal terminal,
+                          std::optional<std::string> reason = {});
+  Result<Summary> redrive(std::string_view queue, std::string_view tx_id);
+
+  // A request, or nullopt for EMPTY. A nonzero wait is sent as wait=<ms>ms
+  // and added to the reply timeout.
+  Result<std::optional<ReservedRequest>> reserve(
+      std::string_view queue, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+
+  // not_found when the server answers NOT_FOUND.
+  Result<TxInfo> get(std::string_view tx_id);
+  Result<std::vector<TxEvent>> history(std::string_view tx_id,
+                                       std::optional<uint64_t> limit = {});
+  Result<std::vector<DeadLetterInfo>> deadletters(std::string_view queue,
+                                                  std::optional<uint64_t> limit = {});
+
+  // Sets the given name=value settings (none: just reads) and returns them all.
+  Result<QueueSettings> config(std::string_view queue,
+                               const std::vector<std::pair<std::string, std::string>>& settings = {});
+  Result<ServerStats> stats();
+  Status ping();
+  Status auth(std::string_view token);
+  // Sends QUIT, waits for BYE, and closes the connection.
+  Status quit();
+
+  // Sends one protocol line (no CRLF; a trailing one is dropped) and returns
+  // the complete reply, whatever it is (an ERR is a reply, not a Status).
+  // With a payload, its length is appended to the line as the last token and
+  // the payload follows. busy while pipelined replies are unread.
+  Result<Reply> call(std::string_view line, std::optional<std::string_view> payload = {});
+
+  // Pipelining: send_only writes a request (as call() does) without waiting;
+  // read_reply returns the oldest unread reply. The server answers in order
+  // and stops reading a connection with 1024 unsent replies, so keep at most
+  // a few hundred requests in flight, or read while writing.
+  Status send_only(std::string_view line, std::optional<std::string_view> payload = {});
+  Result<Reply> read_reply();
+
+  // Requests sent whose replies are not read yet.
+  size_t in_flight() const { return waits_.size(); }
+  bool is_open() const { return socket_.is_open(); }
+
+ private:
+  explicit Client(Options options);
+
+  class Line;
+  struct Completion;
+
+  Result<Reply> typed_call(const Line& line, std::optional<std::string_view> payload = {});
+  Result<Summary> summary_call(const Line& line, std::optional<std::string_view> payload = {});
+  Status expect_call(const Line& line, ReplyKind kind);
+  Result<std::string> read_line(std::chrono::steady_clock::time_point deadline);
+  Result<std::string> read_exact(size_t bytes, std::chrono::steady_clock::time_point deadline);
+  Status read_body(Reply* reply, std::chrono::steady_clock::time_point deadline);
+  // Runs the io_context until the started operation sets `done` or the
+  // deadline passes; false on timeout (the socket is then closed).
+  bool run_until(const bool& done, std::chrono::steady_clock::time_point deadline);
+  // The Status of a completed operation: ok, or io_error naming `doing`
+  // after closing the connection.
+  Status finish(Completion& completion, std::chrono::steady_clock::time_point deadline,
+                const std::string& doing);
+  // Closes the connection (replies can no longer be matched) and returns `status`.
+  Status fail(Status status);
+
+  Options options_;
+  asio::io_context io_;
+  asio::ip::tcp::socket socket_;
+  std::string input_;      // bytes read; those before input_start_ are consumed
+  size_t input_start_ = 0;
+  std::deque<std::chrono::milliseconds> waits_;  // per unread reply: its extra wait
+};
+
+}  // namespace tarde::client

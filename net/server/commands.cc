@@ -1,0 +1,343 @@
+#include "net/server/commands.h"
+
+#include <algorithm>
+#include <map>
+
+#include "net/server/config_args.h"
+#include "net/server/replies.h"
+#include "net/wire/tokens.h"
+#include "base/crash_point.h"
+
+namespace tarde::net {
+namespace {
+
+using Handler = Action (*)(CommandContext&, const Command&);
+
+// Replies hold at most this many events or letters unless limit= asks for
+// fewer, so one command cannot build an unbounded reply.
+constexpr uint64_t kListLimitMax = 100'000;
+constexpr uint64_t kDeadLettersDefaultLimit = 1000;
+
+Action reply(std::string text) {
+  Action action;
+  action.text = std::move(text);
+  return action;
+}
+
+Action error(ErrorCode code, std::string_view message) {
+  return reply(error_reply(code, message));
+}
+
+Action arg_error(const ArgError& e) { return error(e.code, e.message); }
+
+Action status_error(const Status& status) {
+  if (status.code() == Status::Code::kInvalidArgument) {
+    return error(ErrorCode::kBadArgument, status.message());
+  }
+  return error(ErrorCode::kInternal, "storage failure, nothing was changed: " + status.message());
+}
+
+Action tx_result(const Result<engine::TxReply>& result) {
+  if (!result.is_ok()) return status_error(result.status());
+  return reply(tx_reply(result.value()));
+}
+
+#define TARDE_PARSE(var, expr)                                            \
+  auto var = (expr);                                                      \
+  if (!var.is_ok()) return arg_error(to_arg_error(var.status()))
+
+#define TARDE_SPLIT(var, count, ...)                                      \
+  const ArgsResult var##_result = split_args(command.args, count, {__VA_ARGS__}); \
+  if (!var##_result.is_ok()) return arg_error(var##_result.error());      \
+  const ParsedArgs& var = var##_result.value()
+
+Action handle_enqueue(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 2, "max_attempts", "base", "factor", "cap", "jitter", "strict_cap",
+              "deadline", "sent", "delay");
+  TARDE_PARSE(queue, parse_queue(args.positional[0]));
+  TARDE_PARSE(tx_id, parse_tx_id(args.positional[1]));
+  engine::EnqueueArgs e;
+  e.queue = queue.value();
+  e.tx_id = tx_id.value();
+  e.payload = command.payload.value_or("");
+  storage::QueueConfig config = ctx.engine->config(e.queue);
+  std::vector<std::pair<std::string_view, std::string_view>> policy_options;
+  for (const auto& [name, value] : args.options) {
+    if (name == "deadline") {
+      TARDE_PARSE(deadline, parse_duration_ms(value, name));
+      e.deadline_ms = deadline.value();
+    } else if (name == "sent") {
+      TARDE_PARSE(sent, parse_bool01(value, name));
+      e.sent = sent.value();
+    } else if (name == "delay") {
+      TARDE_PARSE(delay, parse_duration_ms(value, name));
+      e.delay_ms = delay.value();
+    } else {
+      policy_options.emplace_back(name, value);
+    }
+  }
+  if (auto problem = apply_config_options(policy_options, &config)) return arg_error(*problem);
+  const storage::RetryPolicy& p = config.policy;
+  e.max_attempts = p.max_attempts;
+  e.base_ms = p.base_ms;
+  e.factor = p.factor;
+  e.cap_ms = p.cap_ms;
+  e.jitter = p.jitter;
+  e.strict_cap = p.strict_cap;
+  return tx_result(ctx.engine->enqueue(e));
+}
+
+Action handle_reserve(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 1, "wait");
+  TARDE_PARSE(queue, parse_queue(args.positional[0]));
+  int64_t wait_ms = 0;
+  if (auto wait = args.option("wait")) {
+    TARDE_PARSE(parsed, parse_duration_ms(*wait, "wait"));
+    wait_ms = parsed.value();
+  }
+  if (auto got = try_reserve(ctx, queue.value())) return reply(std::move(*got));
+  if (wait_ms == 0) return reply(empty_reply());
+  Action action;
+  action.kind = Action::Kind::kWait;
+  action.wait_queue = queue.value();
+  action.wait_ms = wait_ms;
+  return action;
+}
+
+Action handle_sent(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 2);
+  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(attempt, parse_attempt(args.positional[1]));
+  return tx_result(ctx.engine->sent(tx_id.value(), attempt.value()));
+}
+
+Action handle_release(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 2, "delay", "reason");
+  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(attempt, parse_attempt(args.positional[1]));
+  int64_t delay_ms = 0;
+  std::string reason;
+  if (auto delay = args.option("delay")) {
+    TARDE_PARSE(parsed, parse_duration_ms(*delay, "delay"));
+    delay_ms = parsed.value();
+  }
+  if (auto why = args.option("reason")) {
+    TARDE_PARSE(parsed, parse_reason(*why));
+    reason = parsed.value();
+  }
+  return tx_result(
+      ctx.engine->release(ctx.conn_id, tx_id.value(), attempt.value(), delay_ms, reason));
+}
+
+std::optional<engine::Answer> parse_answer(std::string_view word) {
+  if (word == "SUCCESS") return engine::Answer::kSuccess;
+  if (word == "CANCELLED") return engine::Answer::kCancelled;
+  if (word == "TRANSIENT") return engine::Answer::kTransient;
+  if (word == "REJECTED") return engine::Answer::kRejected;
+  return std::nullopt;
+}
+
+Action handle_respond(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 3, "reason", "retry_after");
+  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(attempt, parse_attempt(args.positional[1]));
+  const auto answer = parse_answer(args.positional[2]);
+  if (!answer) {
+    return error(ErrorCode::kBadArgument,
+                 "answer must be SUCCESS, CANCELLED, TRANSIENT or REJECTED, got " +
+                     quote_token(args.positional[2]));
+  }
+  std::string reason;
+  std::optional<int64_t> retry_after_ms;
+  if (auto why = args.option("reason")) {
+    TARDE_PARSE(parsed, parse_reason(*why));
+    reason = parsed.value();
+  }
+  if (auto after = args.option("retry_after")) {
+    TARDE_PARSE(parsed, parse_duration_ms(*after, "retry_after"));
+    retry_after_ms = parsed.value();
+  }
+  return tx_result(
+      ctx.engine->respond(tx_id.value(), attempt.value(), *answer, reason, retry_after_ms));
+}
+
+Action handle_resolve(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 2, "reason");
+  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  storage::TxState terminal;
+  if (args.positional[1] == "SUCCEEDED") {
+    terminal = storage::TxState::kSucceeded;
+  } else if (args.positional[1] == "FAILED") {
+    terminal = storage::TxState::kFailed;
+  } else {
+    return error(ErrorCode::kBadArgument,
+                 "state must be SUCCEEDED or FAILED, got " + quote_token(args.positional[1]));
+  }
+  std::string reason;
+  if (auto why = args.option("reason")) {
+    TARDE_PARSE(parsed, parse_reason(*why));
+    reason = parsed.value();
+  }
+  return tx_result(ctx.engine->resolve(tx_id.value(), terminal, reason));
+}
+
+Action handle_get(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 1);
+  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  auto found = ctx.engine->get(tx_id.value());
+  if (!found.is_ok()) return status_error(found.status());
+  if (!found.value()) return reply("NOT_FOUND " + tx_id.value() + "\r\n");
+  return reply(get_reply(*found.value()));
+}
+
+Result<uint64_t> parse_limit(const ParsedArgs& args, uint64_t fallback) {
+  auto limit = args.option("limit");
+  if (!limit) return fallback;
+  return parse_uint(*limit, "limit", kListLimitMax, 1);
+}
+
+Action handle_history(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 1, "limit");
+  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(limit, parse_limit(args, 0));
+  auto found = ctx.engine->get(tx_id.value());
+  if (!found.is_ok()) return status_error(found.status());
+  if (!found.value()) return reply("NOT_FOUND " + tx_id.value() + "\r\n");
+  std::vector<storage::EventRecord> events;
+  Status status = ctx.engine->history(tx_id.value(), limit.value(), &events);
+  if (!status.is_ok()) return status_error(status);
+  return reply(events_reply(events));
+}
+
+Action handle_deadletters(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 1, "limit");
+  TARDE_PARSE(queue, parse_queue(args.positional[0]));
+  TARDE_PARSE(limit, parse_limit(args, kDeadLettersDefaultLimit));
+  std::vector<storage::DeadLetter> letters;
+  Status status = ctx.engine->dead_letters(queue.value(), limit.value(), &letters);
+  if (!status.is_ok()) return status_error(status);
+  return reply(letters_reply(letters));
+}
+
+Action handle_redrive(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 2);
+  TARDE_PARSE(queue, parse_queue(args.positional[0]));
+  TARDE_PARSE(tx_id, parse_tx_id(args.positional[1]));
+  return tx_result(ctx.engine->redrive(queue.value(), tx_id.value()));
+}
+
+Action handle_config(CommandContext& ctx, const Command& command) {
+  const ArgsResult parsed = split_args(command.args, 1, kConfigNames);
+  if (!parsed.is_ok()) return arg_error(parsed.error());
+  const ParsedArgs& args = parsed.value();
+  TARDE_PARSE(queue, parse_queue(args.positional[0]));
+  storage::QueueConfig config = ctx.engine->config(queue.value());
+  if (auto problem = apply_config_options(args.options, &config)) return arg_error(*problem);
+  if (!args.options.empty()) {
+    Status status = ctx.engine->set_config(queue.value(), config);
+    if (!status.is_ok()) return status_error(status);
+  }
+  return reply(config_reply(queue.value(), config));
+}
+
+Action handle_stats(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 0);
+  (void)args;
+  std::vector<std::pair<std::string, std::string>> figures;
+  if (ctx.server_figures) figures = ctx.server_figures();
+  const engine::EngineStats s = ctx.engine->stats();
+  auto add = [&](const char* name, uint64_t value) {
+    figures.emplace_back(name, std::to_string(value));
+  };
+  add("transactions", s.transactions);
+  add("sending", s.by_state[static_cast<size_t>(storage::TxState::kSending)]);
+  add("in_flight", s.by_state[static_cast<size_t>(storage::TxState::kInFlight)]);
+  add("scheduled", s.by_state[static_cast<size_t>(storage::TxState::kScheduled)]);
+  add("succeeded", s.by_state[static_cast<size_t>(storage::TxState::kSucceeded)]);
+  add("failed", s.by_state[static_cast<size_t>(storage::TxState::kFailed)]);
+  add("ready", s.ready);
+  add("leased", s.leased);
+  add("dead_letters", s.dead_letters);
+  add("due_in_memory", s.due_in_memory);
+  add("timers_fired", s.fired);
+  add("stale_dropped", s.stale);
+  add("counting", s.counting ? 1 : 0);
+  for (const auto& [kind, n] : s.stale_by_kind) figures.emplace_back("stale." + kind, std::to_string(n));
+  for (const std::string& queue : ctx.engine->queue_names()) {
+    const auto state = ctx.engine->queue_figures(queue).breaker;
+    // Numbers like every other figure: 0 closed, 1 open, 2 half-open.
+    figures.emplace_back("breaker." + queue, state == engine::Breaker::State::kClosed ? "0"
+                                             : state == engine::Breaker::State::kOpen ? "1"
+                                                                                       : "2");
+  }
+  return reply(stats_reply(figures));
+}
+
+Action handle_ping(CommandContext&, const Command& command) {
+  TARDE_SPLIT(args, 0);
+  (void)args;
+  return reply("PONG\r\n");
+}
+
+Action handle_auth(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 1);
+  if (!ctx.auth_token || !*ctx.auth_token) return reply("OK\r\n");
+  if (!same_token(args.positional[0], **ctx.auth_token)) {
+    return error(ErrorCode::kUnauthorized, "wrong token");
+  }
+  ctx.authenticated = true;
+  return reply("OK\r\n");
+}
+
+Action handle_quit(CommandContext&, const Command& command) {
+  TARDE_SPLIT(args, 0);
+  (void)args;
+  Action action = reply("BYE\r\n");
+  action.close_after = true;
+  return action;
+}
+
+const std::map<std::string, Handler, std::less<>>& handlers() {
+  static const std::map<std::string, Handler, std::less<>> table = {
+      {"ENQUEUE", handle_enqueue},   {"RESERVE", handle_reserve},
+      {"SENT", handle_sent},         {"RELEASE", handle_release},
+      {"RESPOND", handle_respond},   {"RESOLVE", handle_resolve},
+      {"GET", handle_get},           {"HISTORY", handle_history},
+      {"DEADLETTERS", handle_deadletters}, {"REDRIVE", handle_redrive},
+      {"CONFIG", handle_config},     {"STATS", handle_stats},
+      {"PING", handle_ping},         {"AUTH", handle_auth},
+      {"QUIT", handle_quit},
+  };
+  return table;
+}
+
+bool needs_auth(std::string_view verb) {
+  return verb != "PING" && verb != "AUTH" && verb != "QUIT";
+}
+
+}  // namespace
+
+std::string empty_reply() { return "EMPTY\r\n"; }
+
+std::optional<std::string> try_reserve(CommandContext& ctx, const std::string& queue) {
+  auto got = ctx.engine->reserve(queue, ctx.conn_id);
+  if (!got.is_ok()) return status_error(got.status()).text;
+  if (!got.value()) return std::nullopt;
+  TARDE_CRASH_POINT("reserve.after_hand_out");
+  return request_reply(*got.value());
+}
+
+Action dispatch(CommandContext& ctx, const Command& command) {
+  const auto& table = handlers();
+  auto it = table.find(command.verb);
+  if (it == table.end()) {
+    return error(ErrorCode::kBadCommand, "unknown command " + quote_token(command.verb));
+  }
+  const bool locked = ctx.auth_token && *ctx.auth_token && !ctx.authenticated;
+  if (locked && needs_auth(command.verb)) {
+    return error(ErrorCode::kUnauthorized, "send AUTH <token> first");
+  }
+  return it->second(ctx, command);
+}
+
+}  // namespace tarde::net

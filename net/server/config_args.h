@@ -1,0 +1,21 @@
+#pragma once
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "net/wire/tokens.h"
+#include "storage/records.h"
+
+namespace tarde::net {
+
+// The setting names CONFIG accepts, in the order CONFIG replies list them.
+extern const std::vector<std::string_view> kConfigNames;
+
+// Applies CONFIG's name=value options to `config`. Returns the first problem
+// as an ArgError (BAD_ARGUMENT) and leaves `config` untouched then.
+std::optional<ArgError> apply_config_options(
+    const std::vector<std::pair<std::string_view, std::string_view>>& options,
+    storage::QueueConfig* config);
+
+}  // namespace tarde::net

@@ -1,0 +1,112 @@
+#include "net/server/group_committer.h"
+
+#include <chrono>
+
+#include "base/crash_point.h"
+
+namespace tarde::net {
+
+GroupCommitter::GroupCommitter(asio::io_context& io, storage::StagedKv& staged,
+                               storage::Kv& durable, Done done)
+    : io_(io), staged_(staged), durable_(durable), done_(std::move(done)) {
+  worker_ = std::thread([this] { run_worker(); });
+}
+
+GroupCommitter::~GroupCommitter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  worker_.join();
+}
+
+void GroupCommitter::kick() {
+  if (in_flight_ || !staged_.has_open_group()) return;
+  in_flight_ = true;
+  if (mean_writes_ <= kInlineMeanWrites) {
+    asio::post(io_, [this] { commit_inline(); });
+  } else {
+    hand_to_worker();
+  }
+}
+
+GroupCommitter::Job GroupCommitter::seal() {
+  storage::StagedKv::Group group = staged_.seal();
+  mean_writes_ += (static_cast<double>(group.writes) - mean_writes_) / 8;
+  return Job{group.seq, std::move(group.batch), group.writes};
+}
+
+void GroupCommitter::hand_to_worker() {
+  Job job = seal();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    job_ = std::move(job);
+  }
+  wake_.notify_one();
+}
+
+void GroupCommitter::commit_inline() {
+  const Job job = seal();
+  int64_t took_us = 0;
+  const Status status = write_group(job, &took_us);
+  inline_commits_ += status.is_ok() ? 1 : 0;
+  finish(job.seq, status, took_us, job.batch.size(), job.writes);
+}
+
+Status GroupCommitter::write_group(const Job& job, int64_t* took_us) {
+  const auto started = std::chrono::steady_clock::now();
+  TARDE_CRASH_POINT("commit.before_write");
+  Status status = durable_.write(job.batch);
+  if (status.is_ok()) TARDE_CRASH_POINT("commit.after_write");
+  const auto took = std::chrono::steady_clock::now() - started;
+  *took_us = std::chrono::duration_cast<std::chrono::microseconds>(took).count();
+  return status;
+}
+
+void GroupCommitter::run_worker() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || job_.has_value(); });
+      if (!job_) return;  // stopping with nothing to write
+      job = std::move(*job_);
+      job_.reset();
+    }
+    int64_t took_us = 0;
+    Status status = write_group(job, &took_us);
+    asio::post(io_, [this, seq = job.seq, status, took_us, ops = job.batch.size(),
+                     writes = job.writes] { finish(seq, status, took_us, ops, writes); });
+  }
+}
+
+void GroupCommitter::finish(uint64_t seq, const Status& status, int64_t took_us, size_t ops,
+                            size_t writes) {
+  in_flight_ = false;
+  if (status.is_ok()) {
+    staged_.committed(seq);
+    commits_ += 1;
+    ops_committed_ += ops;
+    latency_ms_.observe(took_us / 1000.0);
+    writes_per_commit_.observe(static_cast<double>(writes));
+    // The next group starts its write and fsync before this group's
+    // replies are sent: sending them to many connections takes as long
+    // as an fsync, and the two need not wait for each other.
+    kick();
+    done_(seq, status);
+  } else {
+    staged_.discard_from(seq);
+    done_(seq, status);  // may stage repairs, which the next kick takes
+    kick();
+  }
+}
+
+std::string GroupCommitter::render_metrics() const {
+  return latency_ms_.render("tarde_commit_latency_ms",
+                            "Time to write and fsync one group commit, in ms.") +
+         writes_per_commit_.render("tarde_commands_per_commit",
+                                   "Mutating commands and timer transitions that shared one group commit.");
+}
+
+}  // namespace tarde::net

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <asio.hpp>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "base/histogram.h"
+#include "storage/kv.h"
+#include "storage/staged_kv.h"
+#include "base/status.h"
+
+namespace tarde::net {
+
+// GroupCommitter writes the groups staged in a StagedKv to the durable Kv on
+// a thread of its own, one group at a time, so that the engine thread never
+// waits for an fsync. Everything staged while one commit is in flight goes
+// into the next group and shares its fsync: that is the group commit.
+//
+// While commits carry one transition each on average (a lone client, or
+// clients that never overlap), a commit runs on the io thread itself instead:
+// handing it to the worker and back costs two thread wakeups, about 0.1 ms
+// here, and there is nothing else to serve while it is written. Once groups
+// grow past kInlineMeanWrites the worker takes them again, so the io thread
+// keeps serving during each fsync.
+//
+// kick() and the completion callback run on the io thread; only the durable
+// write of a group handed to the worker runs there. On failure the group and
+// everything staged after it are discarded from the overlay before `done` is
+// called, so reads see the disk again. The committer is destroyed after the
+// io thread stopped using it.
+class GroupCommitter {
+ public:
+  // Called on the io thread after each group: its seq and the write's status.
+  using Done = std::function<void(uint64_t seq, const Status& status)>;
+
+  GroupCommitter(asio::io_context& io, storage::StagedKv& staged, storage::Kv& durable,
+                 Done done);
+  ~GroupCommitter();
+  GroupCommitter(const GroupCommitter&) = delete;
+  GroupCommitter& operator=(const GroupCommitter&) = delete;
+
+  // Starts a commit of the open group when none is in flight.
+  void kick();
+  // Nothing in flight and nothing staged.
+  bool idle() const { return !in_flight_ && !staged_.has_open_group(); }
+  uint64_t commits() const { return commits_; }
+  // Commits written on the io thread itself (a part of commits()).
+  uint64_t inline_commits() const { return inline_commits_; }
+  uint64_t ops_committed() const { return ops_committed_; }
+  // Commit latency and transitions per commit, as Prometheus histograms.
+  std::string render_metrics() const;
+
+ private:
+  struct Job {
+    uint64_t seq = 0;
+    storage::KvBatch batch;
+    size_t writes = 0;
+  };
+  // Groups with at most this many transitions on average (a moving mean over
+  // about the last eight) are written on the io thread: one means no client
+  // had a command staged while another's commit was in flight.
+  static constexpr double kInlineMeanWrites = 1.5;
+
+  Job seal();
+  void hand_to_worker();
+  // Posted behind the handlers already queued, so the group takes every
+  // command of the io thread's current pass before it is sealed and written.
+  void commit_inline();
+  void run_worker();
+  // Writes one group to the durable Kv and times it; any thread.
+  Status write_group(const Job& job, int64_t* took_us);
+  // On the io thread, once a group's write has returned.
+  void finish(uint64_t seq, const Status& status, int64_t took_us, size_t ops, size_t writes);
+
+  asio::io_context& io_;
+  storage::StagedKv& staged_;
+  storage::Kv& durable_;
+  Done done_;
+  bool in_flight_ = false;  // io thread only
+  double mean_writes_ = 1;  // io thread only: transitions per group, moving mean
+  uint64_t commits_ = 0;
+  uint64_t inline_commits_ = 0;
+  uint64_t ops_committed_ = 0;
+  Histogram<10> latency_ms_{{0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100}};
+  Histogram<9> writes_per_commit_{{1, 2, 4, 8, 16, 32, 64, 128, 256}};
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::optional<Job> job_;  // guarded by mutex_
+  bool stopping_ = false;   // guarded by mutex_
+  std::thread worker_;
+};
+
+}  // namespace tarde::net

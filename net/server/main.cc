@@ -1,0 +1,94 @@
+// `tarde`: the server executable.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "net/server/command_line.h"
+#include "net/server/json_log_formatter.h"
+#include "net/server/server.h"
+
+// jemalloc's start-up settings (read by jemalloc itself; the sanitized build,
+// which has no jemalloc, ignores the symbol). The server has two busy threads
+// and RocksDB's background ones on a small machine: two arenas rather than
+// four per CPU halve jemalloc's own metadata, and pages freed by a flushed
+// memtable or a finished compaction go back to the system after a second
+// rather than ten. Together about 9 MB less RSS with a million jobs pending
+// (docs/benchmarks.md, W4).
+extern "C" const char* malloc_conf;
+const char* malloc_conf = "narenas:2,dirty_decay_ms:1000,muzzy_decay_ms:0";
+
+namespace {
+
+// Exit codes: distinct so that scripts can tell a usage error from a store
+// that refused to open, and one refused store from another. The list is in
+// usage_text() and README.md; never renumber.
+constexpr int kExitUsage = 2;
+constexpr int kExitStartFailed = 3;
+constexpr int kExitLocked = 4;
+constexpr int kExitNewerFormat = 5;
+constexpr int kExitForeign = 6;
+constexpr int kExitDamaged = 7;
+constexpr int kExitUnreadable = 8;
+
+int start_failure_exit_code(tarde::storage::OpenProblem problem) {
+  using tarde::storage::OpenProblem;
+  switch (problem) {
+    case OpenProblem::kLocked: return kExitLocked;
+    case OpenProblem::kNewerFormat: return kExitNewerFormat;
+    case OpenProblem::kForeign: return kExitForeign;
+    case OpenProblem::kDamaged: return kExitDamaged;
+    case OpenProblem::kUnreadable: return kExitUnreadable;
+    case OpenProblem::kNone: break;
+  }
+  return kExitStartFailed;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::fputs(tarde::net::usage_text().c_str(), args.empty() ? stderr : stdout);
+    return args.empty() ? kExitUsage : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::puts("tarde 0.1.0 (protocol 1)");
+    return 0;
+  }
+  if (args[0] == "serve" && args.size() == 2 && (args[1] == "--help" || args[1] == "-h")) {
+    std::fputs(tarde::net::usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (args[0] != "serve") {
+    std::fprintf(stderr, "tarde: unknown command '%s' (see tarde --help)\n", args[0].c_str());
+    return kExitUsage;
+  }
+  auto options = tarde::net::parse_serve_flags({args.begin() + 1, args.end()});
+  if (!options.is_ok()) {
+    std::fprintf(stderr, "tarde: %s\n", options.status().message().c_str());
+    return kExitUsage;
+  }
+  spdlog::set_default_logger(spdlog::stderr_color_mt("tarde"));  // stdout stays free
+  spdlog::set_level(spdlog::level::from_str(options.value().log_level));
+  if (options.value().log_json) {
+    spdlog::set_formatter(std::make_unique<tarde::net::JsonLogFormatter>());
+  } else {
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  }
+  // A file-size limit (ulimit -f) must fail a write with EFBIG, which the
+  // store reports and recovers from, instead of killing the server.
+  std::signal(SIGXFSZ, SIG_IGN);
+  tarde::net::Server server(options.value());
+  tarde::Status status = server.open();
+  if (!status.is_ok()) {
+    const bool refused = server.open_problem() != tarde::storage::OpenProblem::kNone;
+    spdlog::error("cannot start: {}", refused ? status.message() : status.to_string());
+    return start_failure_exit_code(server.open_problem());
+  }
+  server.run();
+  return 0;
+}

@@ -1,0 +1,124 @@
+#include "net/server/replies.h"
+
+#include "net/wire/tokens.h"
+
+namespace tarde::net {
+namespace {
+
+const char* outcome_word(engine::Outcome outcome) {
+  switch (outcome) {
+    case engine::Outcome::kCreated: return "CREATED";
+    case engine::Outcome::kExists: return "EXISTS";
+    case engine::Outcome::kOk: return "OK";
+    case engine::Outcome::kBuried: return "BURIED";
+    case engine::Outcome::kStale: return "STALE";
+    case engine::Outcome::kConflict: return "CONFLICT";
+    case engine::Outcome::kNotFound: return "NOT_FOUND";
+  }
+  return "?";
+}
+
+std::string reason_or_dash(const std::string& reason) { return reason.empty() ? "-" : reason; }
+
+}  // namespace
+
+std::string error_reply(ErrorCode code, std::string_view message) {
+  std::string out = "ERR ";
+  out += error_code_name(code);
+  out += ' ';
+  // A message never breaks the framing: line breaks become spaces.
+  for (char c : message) out += (c == '\r' || c == '\n') ? ' ' : c;
+  out += "\r\n";
+  return out;
+}
+
+std::string tx_reply(const engine::TxReply& reply) {
+  std::string out = outcome_word(reply.outcome);
+  out += ' ';
+  out += reply.summary.tx_id;
+  if (reply.outcome != engine::Outcome::kNotFound) {
+    const engine::Summary& s = reply.summary;
+    out += ' ';
+    out += storage::to_string(s.state);
+    out += ' ' + std::to_string(s.attempt) + ' ' + std::to_string(s.next_attempt) + ' ' +
+           std::to_string(s.next_fire_at_ms);
+  }
+  out += "\r\n";
+  return out;
+}
+
+std::string idempotency_key(std::string_view tx_id, uint32_t attempt) {
+  return std::string(tx_id) + '#' + std::to_string(attempt);
+}
+
+std::string request_reply(const engine::HandOut& h) {
+  std::string out = "REQUEST " + h.tx_id + ' ' + std::to_string(h.attempt) + ' ' +
+                    idempotency_key(h.tx_id, h.attempt) + ' ' + std::to_string(h.deliveries) +
+                    ' ' + std::to_string(h.payload.size()) + "\r\n";
+  out += h.payload;
+  out += "\r\n";
+  return out;
+}
+
+std::string get_reply(const storage::TxRecord& r) {
+  return "TX id=" + r.tx_id + " queue=" + r.queue + " state=" + storage::to_string(r.state) +
+         " attempt=" + std::to_string(r.attempt) +
+         " next_attempt=" + std::to_string(r.next_attempt) +
+         " max_attempts=" + std::to_string(r.policy.max_attempts) +
+         " next_fire_at=" + std::to_string(r.next_fire_at_ms) +
+         " deadline_at=" + std::to_string(r.deadline_at_ms) +
+         " created_at=" + std::to_string(r.created_at_ms) +
+         " updated_at=" + std::to_string(r.updated_at_ms) +
+         " deliveries=" + std::to_string(r.deliveries) +
+         " transients=" + std::to_string(r.transients) + " reason=" + reason_or_dash(r.reason) +
+         " payload_bytes=" + std::to_string(r.payload.size()) + "\r\n";
+}
+
+std::string events_reply(const std::vector<storage::EventRecord>& events) {
+  std::string out = "EVENTS " + std::to_string(events.size()) + "\r\n";
+  for (const storage::EventRecord& e : events) {
+    out += "EVENT at=" + std::to_string(e.at_ms) + " from=" + storage::to_string(e.from) +
+           " to=" + storage::to_string(e.to) + " attempt=" + std::to_string(e.attempt) +
+           " next_attempt=" + std::to_string(e.next_attempt) + " cause=" + e.cause +
+           " reason=" + reason_or_dash(e.reason) + "\r\n";
+  }
+  return out;
+}
+
+std::string letters_reply(const std::vector<storage::DeadLetter>& letters) {
+  std::string out = "LETTERS " + std::to_string(letters.size()) + "\r\n";
+  for (const storage::DeadLetter& l : letters) {
+    const std::string last_error = l.failures.empty() ? "-" : reason_or_dash(l.failures.back().reason);
+    out += "LETTER tx=" + l.tx_id + " attempt=" + std::to_string(l.attempt) +
+           " key=" + idempotency_key(l.tx_id, l.attempt) +
+           " deliveries=" + std::to_string(l.deliveries) +
+           " buried_at=" + std::to_string(l.buried_at_ms) + " last_error=" + last_error + "\r\n";
+  }
+  return out;
+}
+
+std::string config_reply(std::string_view queue, const storage::QueueConfig& c) {
+  const storage::RetryPolicy& p = c.policy;
+  return "CONFIG " + std::string(queue) + " max_attempts=" + std::to_string(p.max_attempts) +
+         " base=" + format_duration_ms(p.base_ms) + " factor=" + format_decimal(p.factor) +
+         " cap=" + format_duration_ms(p.cap_ms) + " jitter=" + format_decimal(p.jitter) +
+         " strict_cap=" + (p.strict_cap ? "1" : "0") +
+         " transient_base=" + format_duration_ms(p.transient_base_ms) +
+         " transient_factor=" + format_decimal(p.transient_factor) +
+         " transient_cap=" + format_duration_ms(p.transient_cap_ms) +
+         " max_transient=" + std::to_string(p.max_transient) +
+         " lease=" + format_duration_ms(c.lease_ms) +
+         " max_deliveries=" + std::to_string(c.max_deliveries) +
+         " rate=" + format_decimal(c.rate) +
+         " response_timeout=" + format_duration_ms(c.response_timeout_ms) +
+         " breaker=" + (c.breaker ? "1" : "0") +
+         " retention=" + format_duration_ms(c.retention_ms) + "\r\n";
+}
+
+std::string stats_reply(const std::vector<std::pair<std::string, std::string>>& figures) {
+  std::string out = "STATS " + std::to_string(figures.size()) + "\r\n";
+  for (const auto& [name, value] : figures) out += name + ' ' + value + "\r\n";
+  return out;
+}
+
+}  // namespace tarde::net

@@ -1,0 +1,270 @@
+#include "net/server/session.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+
+#include "net/server/replies.h"
+#include "net/server/server.h"
+
+namespace tarde::net {
+
+Session::Session(Server& server, asio::ip::tcp::socket socket, uint64_t id)
+    : server_(server), socket_(std::move(socket)), wait_timer_(socket_.get_executor()) {
+  ctx_.engine = &server_.engine();
+  ctx_.conn_id = id;
+  ctx_.auth_token = &server_.auth_token();
+  ctx_.server_figures = [this] { return server_.figures(); };
+}
+
+void Session::start() {
+  asio::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  socket_.non_blocking(true, ignored);
+  do_read();
+}
+
+void Session::refuse(std::string reply) {
+  closing_ = true;
+  output_ = std::move(reply);
+  do_write();
+}
+
+bool Session::over_bounds() const {
+  return pending_.size() >= kPendingRepliesMax || pending_bytes_ >= kOutputBytesMax;
+}
+
+void Session::do_read() {
+  if (reading_ || closing_ || closed_) return;
+  if (over_bounds()) {
+    // Replies waiting for a commit pause reading silently (the commit frees
+    // them); replies waiting for the client to read are the client's doing.
+    if (pending_bytes_ >= kOutputBytesMax) note_paused();
+    return;
+  }
+  note_caught_up();
+  // Never hold more unparsed input than one maximal command.
+  const size_t unparsed = input_.size() - input_start_;
+  if (unparsed > kLineBytesMax + server_.decoder().payload_bytes_max() + 2) return;
+  reading_ = true;
+  // Wait for readability first and read only then, so that an idle
+  // connection holds no read buffer.
+  socket_.async_wait(asio::ip::tcp::socket::wait_read,
+                     [self = shared_from_this()](const asio::error_code& ec) { self->on_read(ec); });
+}
+
+// Logged once per episode, which lasts until the client has read every
+// waiting reply (reading resumes and pauses again silently meanwhile, as the
+// client drains the queue): a client that never reads would otherwise fill
+// the log instead of the server's memory.
+void Session::note_paused() {
+  if (paused_) return;
+  paused_ = true;
+  spdlog::warn(
+      "connection {}: paused reading: {} replies ({} bytes) wait for the client to read them "
+      "(bounds {} replies, {} bytes)",
+      ctx_.conn_id, pending_.size(), pending_bytes_, kPendingRepliesMax, kOutputBytesMax);
+}
+
+void Session::note_caught_up() {
+  if (!paused_ || !pending_.empty() || pending_bytes_ != 0) return;
+  paused_ = false;
+  spdlog::info("connection {}: the client read every waiting reply; pause over", ctx_.conn_id);
+}
+
+void Session::on_read(const asio::error_code& wait_error) {
+  reading_ = false;
+  if (closed_) return;
+  if (wait_error) {
+    close();
+    return;
+  }
+  // Read into one buffer shared by every session of the thread and keep only
+  // the bytes that came: no size query, no zero-filling of a fresh chunk.
+  thread_local std::array<char, kReadChunkBytes> scratch;
+  asio::error_code ec;
+  const size_t bytes = socket_.read_some(asio::buffer(scratch), ec);
+  if (bytes > 0) input_.append(scratch.data(), bytes);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    do_read();
+    return;
+  }
+  if (ec) {
+    close();
+    return;
+  }
+  process();
+  do_read();
+}
+
+void Session::process() {
+  // Replies that need no commit leave pending_ at each flush, so the count
+  // bound alone would stop a pipelining client every kPendingRepliesMax
+  // commands until a write completes; flushing and going on lets the byte
+  // bound decide when a client that does not read is paused.
+  for (;;) {
+    while (!parked_ && !closing_ && !closed_ && !over_bounds() && process_one()) {
+    }
+    const size_t waiting = pending_.size();
+    server_.after_commands();
+    flush();
+    const bool moved = pending_.size() < waiting;
+    if (!moved || parked_ || closing_ || closed_ || over_bounds()) break;
+  }
+  if (input_start_ == input_.size()) {
+    input_.clear();
+    input_start_ = 0;
+    if (input_.capacity() > kReadChunkBytes) input_.shrink_to_fit();
+  } else if (input_start_ > kReadChunkBytes) {
+    input_.erase(0, input_start_);
+    input_start_ = 0;
+  }
+}
+
+bool Session::process_one() {
+  const std::string_view unparsed(input_.data() + input_start_, input_.size() - input_start_);
+  if (unparsed.empty()) return false;
+  DecodeResult decoded = server_.decoder().decode(unparsed);
+  if (decoded.kind == DecodeResult::Kind::kNeedMore) return false;
+  input_start_ += decoded.consumed;
+  last_command_at_ = std::chrono::steady_clock::now();
+  if (decoded.kind == DecodeResult::Kind::kError) {
+    const bool close_after = closes_connection(decoded.error);
+    push_reply(error_reply(decoded.error, decoded.message), 0, close_after);
+    return !close_after;
+  }
+  server_.count_command();
+  if (server_.shutting_down()) {
+    push_reply(error_reply(ErrorCode::kShuttingDown, "the server is stopping"), 0, true);
+    return false;
+  }
+  server_.staged().reset_observed();
+  Action action = dispatch(ctx_, decoded.command);
+  const uint64_t dep = server_.staged().observed_seq();
+  if (action.kind == Action::Kind::kWait) {
+    parked_ = true;
+    parked_queue_ = action.wait_queue;
+    wait_timer_.expires_after(std::chrono::milliseconds(action.wait_ms));
+    wait_timer_.async_wait(
+        [self = shared_from_this()](const asio::error_code& ec) { self->on_wait_timeout(ec); });
+    server_.park(shared_from_this(), parked_queue_);
+    return false;
+  }
+  push_reply(std::move(action.text), dep, action.close_after);
+  return !action.close_after;
+}
+
+void Session::push_reply(std::string text, uint64_t dep, bool close_after) {
+  if (close_after) closing_ = true;
+  pending_bytes_ += text.size();
+  pending_.push_back(PendingReply{std::move(text), dep, close_after});
+  if (dep > server_.committed_seq()) server_.wait_for_commit(shared_from_this());
+}
+
+void Session::on_commit(uint64_t seq, bool ok) {
+  if (!ok) {
+    for (PendingReply& reply : pending_) {
+      if (reply.dep < seq) continue;
+      pending_bytes_ -= reply.text.size();
+      reply.text =
+          error_reply(ErrorCode::kInternal, "the store refused the write; not acknowledged");
+      pending_bytes_ += reply.text.size();
+      reply.dep = 0;
+    }
+  }
+  flush();
+  if (!pending_.empty() && pending_.front().dep > server_.committed_seq()) {
+    server_.wait_for_commit(shared_from_this());
+  }
+}
+
+void Session::unpark(std::string reply, uint64_t dep) {
+  parked_ = false;
+  wait_timer_.cancel();
+  push_reply(std::move(reply), dep, false);
+  process();
+  do_read();
+}
+
+void Session::on_wait_timeout(const asio::error_code& ec) {
+  if (ec == asio::error::operation_aborted || !parked_ || closed_) return;
+  parked_ = false;
+  push_reply(empty_reply(), 0, false);
+  process();
+  do_read();
+}
+
+void Session::flush() {
+  const uint64_t committed = server_.committed_seq();
+  while (!pending_.empty() && pending_.front().dep <= committed) {
+    PendingReply& reply = pending_.front();
+    output_ += reply.text;
+    const bool last = reply.close_after;
+    pending_.pop_front();
+    if (last) {
+      pending_.clear();
+      break;
+    }
+  }
+  do_write();
+}
+
+void Session::do_write() {
+  if (writing_ || closed_) return;
+  if (output_.empty()) {
+    if (closing_ && pending_.empty()) close();
+    return;
+  }
+  writing_ = true;
+  write_buffer_ = std::move(output_);
+  output_.clear();
+  asio::async_write(socket_, asio::buffer(write_buffer_),
+                    [self = shared_from_this()](const asio::error_code& ec, size_t bytes) {
+                      self->on_write(ec, bytes);
+                    });
+}
+
+void Session::on_write(const asio::error_code& ec, size_t bytes) {
+  writing_ = false;
+  pending_bytes_ -= std::min(pending_bytes_, bytes);
+  note_caught_up();
+  if (ec) {
+    close();
+    return;
+  }
+  if (!output_.empty()) {
+    do_write();
+    return;
+  }
+  if (closing_) {
+    if (pending_.empty()) close();
+    return;
+  }
+  process();
+  do_read();
+}
+
+void Session::begin_close() {
+  if (parked_) {
+    // A waiting RESERVE is a request still owed its one reply.
+    parked_ = false;
+    wait_timer_.cancel();
+    push_reply(error_reply(ErrorCode::kShuttingDown, "the server is stopping"), 0, true);
+  }
+  closing_ = true;
+  flush();
+}
+
+void Session::close() {
+  if (closed_) return;
+  closed_ = true;
+  parked_ = false;
+  wait_timer_.cancel();
+  asio::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  server_.session_closed(this);
+}
+
+}  // namespace tarde::net

@@ -1,0 +1,97 @@
+#pragma once
+
+#include <asio.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "net/server/commands.h"
+
+namespace tarde::net {
+
+class Server;
+
+// Session is one client connection: it reads bytes, decodes commands, runs
+// them in order, and writes their replies in order. A mutating reply waits
+// until the commit holding its effect is durable (its `dep` group seq); a
+// reply that depends on nothing staged goes out at once, behind the replies
+// queued before it. A RESERVE with wait= parks the session without holding a
+// thread; while parked, later pipelined commands wait their turn.
+//
+// Bounds: at most kPendingRepliesMax replies or kOutputBytesMax bytes wait
+// for a client; past that the session stops reading, so a client that never
+// reads cannot make the server buffer without bound. A pause at the byte
+// bound is logged once, and its end (every reply read) once. Lifetime: shared_ptr,
+// kept alive by its pending async operations. io thread only.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  // A client that pipelines without reading is paused past these.
+  static constexpr size_t kPendingRepliesMax = 1024;
+  static constexpr size_t kOutputBytesMax = 8 << 20;
+  // The most read from the socket at a time (into a buffer per thread, not
+  // per session), and the input a session keeps allocated between reads.
+  static constexpr size_t kReadChunkBytes = 64 << 10;
+
+  Session(Server& server, asio::ip::tcp::socket socket, uint64_t id);
+  void start();
+  // Sends the one reply of a refused connection, then closes.
+  void refuse(std::string reply);
+  // The commit of group `seq` finished: replies up to it may go (or fail).
+  void on_commit(uint64_t seq, bool ok);
+  // A parked RESERVE got its answer (REQUEST, or ERR).
+  void unpark(std::string reply, uint64_t dep);
+  bool parked_on(const std::string& queue) const { return parked_ && parked_queue_ == queue; }
+  // True when the connection completed no command since `since` and neither
+  // waits in RESERVE nor has replies on their way: the idle sweep closes it.
+  bool idle_since(std::chrono::steady_clock::time_point since) const {
+    return last_command_at_ < since && !parked_ && pending_.empty() && !writing_;
+  }
+  CommandContext& context() { return ctx_; }
+  void close();
+  // Stops taking commands; closes once every queued reply is written.
+  void begin_close();
+
+ private:
+  struct PendingReply {
+    std::string text;
+    uint64_t dep = 0;  // group seq the reply waits for; 0 = none
+    bool close_after = false;
+  };
+
+  void do_read();
+  void on_read(const asio::error_code& wait_error);
+  void process();
+  bool process_one();
+  void push_reply(std::string text, uint64_t dep, bool close_after);
+  void flush();
+  void do_write();
+  void on_write(const asio::error_code& ec, size_t bytes);
+  void on_wait_timeout(const asio::error_code& ec);
+  bool over_bounds() const;
+  void note_paused();
+  void note_caught_up();
+
+  Server& server_;
+  asio::ip::tcp::socket socket_;
+  asio::steady_timer wait_timer_;
+  CommandContext ctx_;
+  std::string input_;
+  size_t input_start_ = 0;
+  std::deque<PendingReply> pending_;
+  std::string output_;
+  std::string write_buffer_;  // the bytes of the one write in flight
+  size_t pending_bytes_ = 0;
+  bool reading_ = false;
+  bool paused_ = false;  // reading stopped at the output bounds; logged once
+  bool writing_ = false;
+  bool parked_ = false;
+  std::string parked_queue_;
+  bool closing_ = false;  // no more input is processed; close once output is out
+  bool closed_ = false;
+  std::chrono::steady_clock::time_point last_command_at_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace tarde::net

@@ -1,0 +1,483 @@
+// End-to-end tests of net/client.h and tarde-cli against the real server
+// binary: typed calls, multi-line replies, pipelining, error mapping, and a
+// tarde-cli walkthrough checked by exit status and key output words.
+#include "clients/cpp/client.h"
+
+#include <doctest/doctest.h>
+
+#include <asio.hpp>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+
+#include "tests/support/cli_spawn.h"
+
+namespace tarde::client {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::CliTestServer;
+using testing::run_cli;
+
+std::unique_ptr<Client> connect_to(const CliTestServer& server, ClientOptions options = {}) {
+  REQUIRE_MESSAGE(server.ok(), server.log());
+  auto client = Client::connect("127.0.0.1", server.port(), options);
+  REQUIRE_MESSAGE(client.is_ok(), client.status().to_string());
+  return std::move(client).value();
+}
+
+bool contains(const std::string& text, const std::string& word) {
+  return text.find(word) != std::string::npos;
+}
+
+TEST_CASE("client: typed calls walk a transaction through its retries") {
+  CliTestServer server;
+  auto client = connect_to(server);
+  CHECK(client->ping().is_ok());
+
+  EnqueueOptions options;
+  options.base = "100ms";
+  options.max_attempts = 3;
+  auto created = client->enqueue("pay", "TX-1", "body", options);
+  REQUIRE(created.is_ok());
+  CHECK(created->status == ReplyKind::kCreated);
+  CHECK(created->tx_id == "TX-1");
+  CHECK(created->state == "SENDING");
+  CHECK(created->attempt == 0);
+  CHECK(created->next_attempt == 1);
+  auto again = client->enqueue("pay", "TX-1", "other");
+  REQUIRE(again.is_ok());
+  CHECK(again->status == ReplyKind::kExists);
+
+  auto reserved = client->reserve("pay");
+  REQUIRE(reserved.is_ok());
+  REQUIRE(reserved.value().has_value());
+  CHECK(reserved.value()->tx_id == "TX-1");
+  CHECK(reserved.value()->attempt == 1);
+  CHECK(reserved.value()->idempotency_key == "TX-1#1");
+  CHECK(reserved.value()->deliveries == 1);
+  CHECK(reserved.value()->payload == "body");
+  auto empty = client->reserve("pay");
+  REQUIRE(empty.is_ok());
+  CHECK_FALSE(empty.value().has_value());
+
+  auto sent = client->sent("TX-1", 1);
+  REQUIRE(sent.is_ok());
+  CHECK(sent->status == ReplyKind::kOk);
+  CHECK(sent->state == "IN_FLIGHT");
+  auto duplicate = client->sent("TX-1", 1);
+  REQUIRE(duplicate.is_ok());
+  CHECK(duplicate->status == ReplyKind::kStale);
+
+  RespondOptions not_now;
+  not_now.reason = "not_now";
+  auto scheduled = client->respond("TX-1", 1, Answer::kCancelled, not_now);
+  REQUIRE(scheduled.is_ok());
+  CHECK(scheduled->state == "SCHEDULED");
+  CHECK(scheduled->next_attempt == 2);
+  CHECK(scheduled->next_fire_at_ms > 0);
+
+  auto second = client->reserve("pay", 2s);
+  REQUIRE(second.is_ok());
+  REQUIRE(second.value().has_value());
+  CHECK(second.value()->attempt == 2);
+  auto done = client->respond("TX-1", 2, Answer::kSuccess);
+  REQUIRE(done.is_ok());
+  CHECK(done->state == "SUCCEEDED");
+
+  auto tx = client->get("TX-1");
+  REQUIRE(tx.is_ok());
+  CHECK(tx->queue == "pay");
+  CHECK(tx->state == "SUCCEEDED");
+  CHECK(tx->attempt == 2);
+  CHECK(tx->max_attempts == 3);
+  CHECK(tx->payload_bytes == 4);
+  CHECK(tx->created_at_ms > 0);
+  CHECK(tx->reason.empty());
+
+  auto events = client->history("TX-1");
+  REQUIRE(events.is_ok());
+  REQUIRE(events->size() >= 5);
+  CHECK(events->front().cause == "ENQUEUE");
+  CHECK(events->front().from.empty());  // "-" on the wire
+  CHECK(events->back().to == "SUCCEEDED");
+  bool saw_timer = false;
+  for (const TxEvent& e : events.value()) saw_timer = saw_timer || e.cause == "timer";
+  CHECK(saw_timer);
+  auto last = client->history("TX-1", 1);
+  REQUIRE(last.is_ok());
+  REQUIRE(last->size() == 1);
+  CHECK(last->front().to == "SUCCEEDED");
+
+  auto stats = client->stats();
+  REQUIRE(stats.is_ok());
+  CHECK(stats->number("transactions") == 1u);
+  CHECK(stats->number("succeeded") == 1u);
+  CHECK(stats->number("uptime_ms").has_value());
+}
+
+TEST_CASE("client: release, dead letters, redrive, resolve and config") {
+  CliTestServer server;
+  auto client = connect_to(server);
+  auto config = client->config("dlq", {{"max_deliveries", "1"}, {"base", "1h"}});
+  REQUIRE(config.is_ok());
+  CHECK(config->queue == "dlq");
+  CHECK(config->get("max_deliveries") == "1");
+  CHECK(config->get("base") == "1h");
+  CHECK(config->settings.size() >= 16);
+  auto read_back = client->config("dlq");
+  REQUIRE(read_back.is_ok());
+  CHECK(read_back->get("max_deliveries") == "1");
+
+  REQUIRE(client->enqueue("dlq", "D-1", "x").is_ok());
+  REQUIRE(client->reserve("dlq").is_ok());
+  ReleaseOptions why;
+  why.reason = "endpoint_down";
+  auto buried = client->release("D-1", 1, why);
+  REQUIRE(buried.is_ok());
+  CHECK(buried->status == ReplyKind::kBuried);
+  CHECK(buried->state == "SENDING");
+
+  auto letters = client->deadletters("dlq");
+  REQUIRE(letters.is_ok());
+  REQUIRE(letters->size() == 1);
+  CHECK(letters->front().tx_id == "D-1");
+  CHECK(letters->front().key == "D-1#1");
+  CHECK(letters->front().last_error == "endpoint_down");
+  CHECK(letters->front().buried_at_ms > 0);
+
+  auto redriven = client->redrive("dlq", "D-1");
+  REQUIRE(redriven.is_ok());
+  CHECK(redriven->status == ReplyKind::kOk);
+  auto missing = client->redrive("dlq", "NOPE");
+  REQUIRE(missing.is_ok());
+  CHECK(missing->status == ReplyKind::kNotFound);
+  CHECK(missing->tx_id == "NOPE");
+
+  auto conflict = client->resolve("D-1", Terminal::kFailed);
+  REQUIRE(conflict.is_ok());
+  CHECK(conflict->status == ReplyKind::kConflict);
+
+  EnqueueOptions later;
+  later.delay = "1h";
+  auto waiting = client->enqueue("dlq", "D-2", "", later);
+  REQUIRE(waiting.is_ok());
+  CHECK(waiting->state == "SCHEDULED");
+  auto resolved = client->resolve("D-2", Terminal::kSucceeded, "paid_by_phone");
+  REQUIRE(resolved.is_ok());
+  CHECK(resolved->status == ReplyKind::kOk);
+  CHECK(resolved->state == "SUCCEEDED");
+  auto stale = client->resolve("D-2", Terminal::kFailed);
+  REQUIRE(stale.is_ok());
+  CHECK(stale->status == ReplyKind::kStale);
+  auto tx = client->get("D-2");
+  REQUIRE(tx.is_ok());
+  CHECK(tx->reason == "paid_by_phone");
+}
+
+TEST_CASE("client: ERR replies, NOT_FOUND and refused arguments map to Status") {
+  CliTestServer server;
+  auto client = connect_to(server);
+
+  auto bad = client->respond("TX-9", 0, Answer::kSuccess);
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().code() == Status::Code::kInvalidArgument);
+  CHECK(server_error_code(bad.status()) == "BAD_ARGUMENT");
+  CHECK(contains(bad.status().message(), "attempt"));
+
+  EnqueueOptions odd;
+  odd.jitter = "lots";
+  auto bad_option = client->enqueue("q", "TX-9", "p", odd);
+  REQUIRE_FALSE(bad_option.is_ok());
+  CHECK(server_error_code(bad_option.status()) == "BAD_ARGUMENT");
+
+  auto refused = client->get("has space");
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(server_error_code(refused.status()) == "BAD_ARGUMENT");
+  CHECK(client->in_flight() == 0);  // refused before sending
+
+  auto not_found = client->get("TX-9");
+  REQUIRE_FALSE(not_found.is_ok());
+  CHECK(not_found.status().code() == Status::Code::kNotFound);
+  CHECK(server_error_code(not_found.status()).empty());
+  auto no_history = client->history("TX-9");
+  CHECK(no_history.status().code() == Status::Code::kNotFound);
+  auto unknown = client->sent("TX-9", 1);
+  REQUIRE(unknown.is_ok());
+  CHECK(unknown->status == ReplyKind::kNotFound);
+
+  auto raw = client->call("FROB x");
+  REQUIRE(raw.is_ok());
+  CHECK(raw->kind == ReplyKind::kErr);
+  CHECK(raw->error_code == "BAD_COMMAND");
+  CHECK_FALSE(raw->error_message.empty());
+  CHECK(client->ping().is_ok());  // still in step
+
+  CHECK(server_error_code(Status::io_error("BAD_ARGUMENT x")).empty());
+  CHECK(server_error_code(Status::invalid_argument("UNAUTHORIZED send AUTH")) == "UNAUTHORIZED");
+}
+
+TEST_CASE("client: call returns multi-line and payload replies verbatim") {
+  CliTestServer server;
+  auto client = connect_to(server);
+  const std::string binary("a\r\nb\0c\r\n", 8);
+  auto created = client->call("ENQUEUE bin B-1", binary);
+  REQUIRE(created.is_ok());
+  CHECK(created->kind == ReplyKind::kCreated);
+  CHECK(created->text == "CREATED B-1 SENDING 0 1 0\r\n");
+  CHECK(created->head == "CREATED B-1 SENDING 0 1 0");
+
+  auto request = client->call("RESERVE bin");
+  REQUIRE(request.is_ok());
+  CHECK(request->kind == ReplyKind::kRequest);
+  REQUIRE(request->payload.has_value());
+  CHECK(*request->payload == binary);
+  CHECK(request->text == "REQUEST B-1 1 B-1#1 1 8\r\n" + binary + "\r\n");
+  auto parsed = parse_request(request.value());
+  REQUIRE(parsed.is_ok());
+  CHECK(parsed->payload == binary);
+
+  auto events = client->call("HISTORY B-1");
+  REQUIRE(events.is_ok());
+  CHECK(events->kind == ReplyKind::kEvents);
+  REQUIRE(events->body.size() == 1);
+  CHECK(events->head == "EVENTS 1");
+  CHECK(events->text == "EVENTS 1\r\n" + events->body[0] + "\r\n");
+  CHECK(events->body[0].rfind("EVENT at=", 0) == 0);
+
+  auto letters = client->call("DEADLETTERS bin");
+  REQUIRE(letters.is_ok());
+  CHECK(letters->kind == ReplyKind::kLetters);
+  CHECK(letters->text == "LETTERS 0\r\n");
+
+  auto stats = client->call("STATS\r\n");  // a trailing CRLF is dropped, not doubled
+  REQUIRE(stats.is_ok());
+  CHECK(stats->kind == ReplyKind::kStats);
+  CHECK(stats->body.size() >= 13);
+  CHECK(contains(stats->text, "\r\ntransactions 1\r\n"));
+  CHECK(client->ping().is_ok());  // the reader consumed exactly one reply each time
+
+  auto get = client->call("GET B-1");
+  REQUIRE(get.is_ok());
+  CHECK(get->kind == ReplyKind::kTx);
+  auto info = parse_tx_info(get->head);
+  REQUIRE(info.is_ok());
+  CHECK(info->payload_bytes == 8);
+  CHECK(info->fields.front().first == "id");
+}
+
+TEST_CASE("client: pipelining 100 commands on one connection") {
+  CliTestServer server;
+  auto client = connect_to(server);
+  constexpr int kCount = 100;
+  for (int i = 0; i < kCount; ++i) {
+    REQUIRE(client->send_only("ENQUEUE pipe P-" + std::to_string(i), "payload " + std::to_string(i))
+                .is_ok());
+  }
+  CHECK(client->in_flight() == kCount);
+  auto busy = client->call("PING");
+  CHECK(busy.status().code() == Status::Code::kBusy);
+  for (int i = 0; i < kCount; ++i) {
+    auto reply = client->read_reply();
+    REQUIRE(reply.is_ok());
+    auto summary = parse_summary(reply->head);
+    REQUIRE(summary.is_ok());
+    CHECK(summary->status == ReplyKind::kCreated);
+    CHECK(summary->tx_id == "P-" + std::to_string(i));
+  }
+  CHECK(client->in_flight() == 0);
+
+  // Payload replies in flight at once come back whole and in FIFO order.
+  for (int i = 0; i < kCount; ++i) REQUIRE(client->send_only("RESERVE pipe").is_ok());
+  for (int i = 0; i < kCount; ++i) {
+    auto reply = client->read_reply();
+    REQUIRE(reply.is_ok());
+    auto request = parse_request(reply.value());
+    REQUIRE(request.is_ok());
+    CHECK(request->tx_id == "P-" + std::to_string(i));
+    CHECK(request->payload == "payload " + std::to_string(i));
+  }
+
+  // Mixed single- and multi-line replies, all in flight at once.
+  for (int i = 0; i < kCount; ++i) {
+    const std::string tx = "P-" + std::to_string(i);
+    REQUIRE(client->send_only(i % 2 == 0 ? "GET " + tx : "HISTORY " + tx).is_ok());
+  }
+  for (int i = 0; i < kCount; ++i) {
+    auto reply = client->read_reply();
+    REQUIRE(reply.is_ok());
+    CHECK(reply->kind == (i % 2 == 0 ? ReplyKind::kTx : ReplyKind::kEvents));
+  }
+  auto stats = client->stats();
+  REQUIRE(stats.is_ok());
+  CHECK(stats->number("transactions") == static_cast<uint64_t>(kCount));
+  auto no_reply = client->read_reply();
+  CHECK_FALSE(no_reply.is_ok());
+}
+
+TEST_CASE("client: quit, AUTH and timeouts") {
+  testing::TempDir dir;
+  const std::string token_file = dir.sub("token");
+  std::ofstream(token_file) << "s3cret\n";
+  REQUIRE(chmod(token_file.c_str(), 0600) == 0);
+  CliTestServer server({"--auth-token-file", token_file});
+
+  auto anonymous = connect_to(server);
+  CHECK(anonymous->ping().is_ok());
+  auto locked = anonymous->stats();
+  CHECK(server_error_code(locked.status()) == "UNAUTHORIZED");
+  CHECK(server_error_code(anonymous->auth("wrong")) == "UNAUTHORIZED");
+  CHECK(anonymous->auth("s3cret").is_ok());
+  CHECK(anonymous->stats().is_ok());
+  CHECK(anonymous->quit().is_ok());
+  CHECK_FALSE(anonymous->is_open());
+  CHECK(anonymous->ping().code() == Status::Code::kIoError);
+
+  ClientOptions with_token;
+  with_token.auth_token = "s3cret";
+  CHECK(connect_to(server, with_token)->stats().is_ok());
+  with_token.auth_token = "nope";
+  auto refused = Client::connect("127.0.0.1", server.port(), with_token);
+  CHECK(server_error_code(refused.status()) == "UNAUTHORIZED");
+
+  // A listener that accepts but never answers: the reply wait times out.
+  asio::io_context io;
+  asio::ip::tcp::acceptor silent(io, {asio::ip::make_address("127.0.0.1"), 0});
+  ClientOptions quick;
+  quick.timeout = 200ms;
+  auto client = Client::connect("127.0.0.1", silent.local_endpoint().port(), quick);
+  REQUIRE(client.is_ok());
+  const auto started = std::chrono::steady_clock::now();
+  const Status status = client.value()->ping();
+  CHECK(status.code() == Status::Code::kIoError);
+  CHECK(contains(status.message(), "timed out"));
+  CHECK(std::chrono::steady_clock::now() - started < 5s);
+  CHECK_FALSE(client.value()->is_open());
+
+  auto refused_port = Client::connect("127.0.0.1", 1, quick);
+  CHECK(refused_port.status().code() == Status::Code::kIoError);
+}
+
+TEST_CASE("client: reply line parsers reject malformed lines") {
+  auto nf = parse_summary("NOT_FOUND TX-1");
+  REQUIRE(nf.is_ok());
+  CHECK(nf->status == ReplyKind::kNotFound);
+  CHECK(parse_summary("OK TX-1 SENDING 0 x 0").status().code() == Status::Code::kCorruption);
+  CHECK_FALSE(parse_summary("PONG").is_ok());
+  auto tx = parse_tx_info(
+      "TX id=a=b queue=q state=FAILED attempt=1 next_attempt=0 max_attempts=4 next_fire_at=0 "
+      "deadline_at=0 created_at=5 updated_at=6 deliveries=0 transients=0 reason=DEADLINE "
+      "payload_bytes=0 extra=1");
+  REQUIRE(tx.is_ok());
+  CHECK(tx->tx_id == "a=b");
+  CHECK(tx->reason == "DEADLINE");
+  CHECK(tx->fields.back().first == "extra");
+  CHECK_FALSE(parse_tx_info("TX id=a queue=q").is_ok());
+  CHECK_FALSE(parse_event("EVENT at=1 from=- to=SENDING").is_ok());
+  CHECK(parse_letter("LETTER tx=a attempt=1 key=a#1 deliveries=5 buried_at=9 last_error=-")
+            ->last_error.empty());
+}
+
+TEST_CASE("cli: walkthrough with exit statuses") {
+  CliTestServer server;
+  REQUIRE_MESSAGE(server.ok(), server.log());
+  const uint16_t port = server.port();
+
+  auto run = run_cli(port, {"enqueue", "orders", "W-1", "--payload", "hello", "--base", "100ms",
+                            "--max-attempts", "3"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(contains(run.out, "CREATED W-1"));
+  CHECK(contains(run.out, "SENDING"));
+
+  run = run_cli(port, {"reserve", "orders"});
+  CHECK(run.exit_code == 0);
+  CHECK(contains(run.out, "REQUEST W-1 attempt 1"));
+  CHECK(contains(run.out, "W-1#1"));
+  CHECK(contains(run.out, "hello"));
+
+  run = run_cli(port, {"respond", "W-1", "1", "CANCELLED", "--reason", "not_now"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(contains(run.out, "SCHEDULED"));
+  CHECK(contains(run.out, "next_fire_at"));
+  CHECK(contains(run.out, "Z  in "));  // ISO time and relative time
+
+  run = run_cli(port, {"reserve", "orders", "--wait", "2s"});
+  CHECK(run.exit_code == 0);
+  CHECK(contains(run.out, "REQUEST W-1 attempt 2"));
+
+  run = run_cli(port, {"respond", "W-1", "2", "success"});
+  CHECK(run.exit_code == 0);
+  CHECK(contains(run.out, "SUCCEEDED"));
+
+  run = run_cli(port, {"history", "W-1"});
+  CHECK(run.exit_code == 0);
+  for (const char* word : {"AT", "FROM", "CAUSE", "ENQUEUE", "RESPOND", "timer", "not_now",
+                           "SCHEDULED", "SUCCEEDED", " ago"}) {
+    CHECK_MESSAGE(contains(run.out, word), word);
+  }
+
+  run = run_cli(port, {"respond", "W-1", "1", "SUCCESS"});
+  CHECK(run.exit_code == 1);
+  CHECK(contains(run.err, "STALE"));
+  run = run_cli(port, {"get", "NO-SUCH"});
+  CHECK(run.exit_code == 1);
+  CHECK(contains(run.err, "NOT_FOUND"));
+  run = run_cli(port, {"respond", "W-1", "x", "SUCCESS"});
+  CHECK(run.exit_code == 2);
+  CHECK(contains(run.err, "attempt"));
+  run = run_cli(port, {"frobnicate"});
+  CHECK(run.exit_code == 2);
+  run = run_cli(port, {"get", "W-1", "--limit", "3"});
+  CHECK(run.exit_code == 2);
+  run = run_cli(port, {"config", "orders", "bogus=1"});
+  CHECK(run.exit_code == 3);
+  CHECK(contains(run.err, "BAD_ARGUMENT"));
+  run = testing::run_program(std::string(TARDE_BIN_DIR) + "/tarde-cli",
+                             {"--port", "1", "--timeout", "2s", "ping"});
+  CHECK(run.exit_code == 3);
+  CHECK(contains(run.err, "cannot connect"));
+}
+
+TEST_CASE("cli: raw output, the shell and --help") {
+  CliTestServer server;
+  REQUIRE_MESSAGE(server.ok(), server.log());
+  auto run = run_cli(server.port(), {"--raw", "ping"});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out == "PONG\r\n");
+
+  run = run_cli(server.port(), {},
+                "enqueue q S-1 --max-attempts 2 hi  there\n"
+                "get S-1\n"
+                "RESPOND S-1 1 REJECTED reason=bad_data\n"
+                "ENQUEUE q S-2 5\nab cd\n"
+                "history S-1\n"
+                "BOGUS\n"
+                "help\n"
+                "quit\n");
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(contains(run.out, "tarde> "));
+  CHECK(contains(run.out, "CREATED S-1"));
+  CHECK(contains(run.out, "payload_bytes"));
+  CHECK(contains(run.out, "FAILED"));
+  CHECK(contains(run.out, "CREATED S-2"));
+  CHECK(contains(run.out, "bad_data"));
+  CHECK(contains(run.out, "BYE"));
+  CHECK(contains(run.err, "BAD_COMMAND"));
+
+  run = run_cli(server.port(), {"--raw", "get", "S-2"});
+  CHECK(run.exit_code == 0);
+  CHECK(run.out.rfind("TX id=S-2 ", 0) == 0);
+  CHECK(contains(run.out, " payload_bytes=5\r\n"));
+
+  run = testing::run_program(std::string(TARDE_BIN_DIR) + "/tarde-cli", {"--help"});
+  CHECK(run.exit_code == 0);
+  for (const char* word : {"enqueue QUEUE TX", "--payload-file", "--raw", "Exit status", "shell"}) {
+    CHECK_MESSAGE(contains(run.out, word), word);
+  }
+}
+
+}  // namespace
+}  // namespace tarde::client
