@@ -111,7 +111,8 @@ Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision
     case Verdict::kBuried:
       break;
   }
-  TARDE_RETURN_IF_ERROR(persist(&before, decision.after, cause, decision.reason));
+  TARDE_RETURN_IF_ERROR(
+      persist(&before, decision.after, cause, decision.reason, decision.answer));
   const Outcome outcome = decision.verdict == Verdict::kBuried ? Outcome::kBuried : Outcome::kOk;
   return TxReply{outcome, summary(decision.after, ctx.now_ms)};
 }
@@ -119,7 +120,7 @@ Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision
 // Writes `after` with every index entry it owns that `before` did not (and
 // deletes those it no longer owns) plus its audit event, as one batch.
 Status Engine::persist(const TxRecord* before, TxRecord& after, const char* cause,
-                       std::string_view reason) {
+                       std::string_view reason, std::optional<Answer> answer) {
   const int64_t now_ms = clock_.now_wall_ms();
   after.updated_at_ms = now_ms;
   storage::Batch batch;
@@ -176,7 +177,9 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
   if (reserve_seqs) ready_seq_reserved_ = reserved;
   if (lowered_floor) queue.floor_on_disk = lowered_floor;
   apply_memory(before, after);
-  if (transition_listener_) transition_listener_(TransitionNote{before, &after, cause, reason});
+  if (transition_listener_) {
+    transition_listener_(TransitionNote{before, &after, cause, reason, answer});
+  }
   return Status::ok();
 }
 
@@ -366,6 +369,7 @@ Result<TxReply> Engine::respond(std::string_view tx_id, uint32_t attempt, Answer
   QueueState& queue = queue_state(rec.queue);
   const RowContext ctx = row_context(queue.config);
   Decision decision = on_respond(rec, attempt, answer, reason, retry_after_ms, ctx);
+  decision.answer = answer;
   auto reply = apply_decision(rec, std::move(decision), "RESPOND", ctx);
   if (reply.is_ok() && reply.value().outcome == Outcome::kOk && queue.config.breaker) {
     if (queue.probe_tx_id == rec.tx_id) queue.probe_tx_id.clear();

@@ -26,6 +26,10 @@
 #include "base/status.h"
 #include "storage/store.h"
 
+namespace tarde {
+class Figures;
+}
+
 namespace tarde::engine {
 
 // A timer that lives only in memory: a lease running out, or a delayed
@@ -66,6 +70,7 @@ struct TransitionNote {
   const storage::TxRecord* after = nullptr;
   std::string_view cause;
   std::string_view reason;
+  std::optional<Answer> answer;  // set for a RESPOND: the answer it carried
 };
 
 // A request handed out by RESERVE.
@@ -258,6 +263,10 @@ class Engine {
     Breaker::State breaker = Breaker::State::kClosed;
   };
   QueueFigures queue_figures(std::string_view queue);
+  // Declares the engine's figures in the registry, read from this engine
+  // whenever a page is rendered (engine_figures.cc). Requires: the engine
+  // outlives every rendering of `figures`.
+  void declare_figures(Figures& figures);
 
  private:
   struct QueueState {
@@ -303,7 +312,7 @@ class Engine {
   Result<TxReply> apply_decision(const storage::TxRecord& before, Decision decision,
                                  const char* cause, const RowContext& ctx);
   Status persist(const storage::TxRecord* before, storage::TxRecord& after, const char* cause,
-                 std::string_view reason);
+                 std::string_view reason, std::optional<Answer> answer = std::nullopt);
   void apply_memory(const storage::TxRecord* before, const storage::TxRecord& after);
   void drop_lease(const std::string& tx_id);
   void notify_ready(const std::string& queue, int64_t ready_at_ms);

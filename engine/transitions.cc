@@ -65,10 +65,10 @@ void enter_terminal(TxRecord& rec, TxState state, std::string_view reason, const
   rec.due_at_ms = retention_ms > 0 ? ctx.now_ms + retention_ms : 0;
 }
 
-Decision unchanged(const TxRecord& rec, Verdict verdict) { return Decision{verdict, rec, {}}; }
+Decision unchanged(const TxRecord& rec, Verdict verdict) { return Decision{verdict, rec, {}, std::nullopt}; }
 
 Decision applied(TxRecord after, std::string_view reason, Verdict verdict = Verdict::kApplied) {
-  return Decision{verdict, std::move(after), std::string(reason)};
+  return Decision{verdict, std::move(after), std::string(reason), std::nullopt};
 }
 
 bool past_deadline(const TxRecord& rec, int64_t fire_at_ms) {
@@ -278,6 +278,20 @@ Decision on_redrive(const TxRecord& rec, const RowContext& ctx) {
   TxRecord after = rec;
   enter_sending(after, ctx.now_ms, ctx.ready_seq);
   return applied(std::move(after), {});
+}
+
+const char* answer_name(Answer answer) {
+  switch (answer) {
+    case Answer::kSuccess:
+      return "SUCCESS";
+    case Answer::kCancelled:
+      return "CANCELLED";
+    case Answer::kTransient:
+      return "TRANSIENT";
+    case Answer::kRejected:
+      return "REJECTED";
+  }
+  return "?";
 }
 
 }  // namespace tarde::engine

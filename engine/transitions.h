@@ -24,12 +24,18 @@ enum class Verdict {
   kConflict,  // a request is on its way and its answer decides (CONFLICT)
 };
 
+// The answers a responder can report. Names match the protocol words.
+enum class Answer { kSuccess, kCancelled, kTransient, kRejected };
+// The protocol word of an answer: "SUCCESS", "CANCELLED", ...
+const char* answer_name(Answer answer);
+
 // A transition's outcome: the verdict, the record after it (equal to the
 // stored one unless applied) and the audit event's reason.
 struct Decision {
   Verdict verdict = Verdict::kStale;
   storage::TxRecord after;
   std::string reason;  // the event's reason; empty when none
+  std::optional<Answer> answer;  // the answer a RESPOND carried, for logs and figures
 };
 
 // What a row may need besides the record: the time, the queue's live
@@ -40,9 +46,6 @@ struct RowContext {
   Random* random = nullptr;
   uint64_t ready_seq = 0;  // used when the row creates a ready entry
 };
-
-// The answers a responder can report. Names match the protocol words.
-enum class Answer { kSuccess, kCancelled, kTransient, kRejected };
 
 // The arguments of ENQUEUE after parsing; unset options take the queue's.
 struct EnqueueArgs {

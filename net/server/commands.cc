@@ -243,34 +243,7 @@ Action handle_config(CommandContext& ctx, const Command& command) {
 Action handle_stats(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 0);
   (void)args;
-  std::vector<std::pair<std::string, std::string>> figures;
-  if (ctx.server_figures) figures = ctx.server_figures();
-  const engine::EngineStats s = ctx.engine->stats();
-  auto add = [&](const char* name, uint64_t value) {
-    figures.emplace_back(name, std::to_string(value));
-  };
-  add("transactions", s.transactions);
-  add("sending", s.by_state[static_cast<size_t>(storage::TxState::kSending)]);
-  add("in_flight", s.by_state[static_cast<size_t>(storage::TxState::kInFlight)]);
-  add("scheduled", s.by_state[static_cast<size_t>(storage::TxState::kScheduled)]);
-  add("succeeded", s.by_state[static_cast<size_t>(storage::TxState::kSucceeded)]);
-  add("failed", s.by_state[static_cast<size_t>(storage::TxState::kFailed)]);
-  add("ready", s.ready);
-  add("leased", s.leased);
-  add("dead_letters", s.dead_letters);
-  add("due_in_memory", s.due_in_memory);
-  add("timers_fired", s.fired);
-  add("stale_dropped", s.stale);
-  add("counting", s.counting ? 1 : 0);
-  for (const auto& [kind, n] : s.stale_by_kind) figures.emplace_back("stale." + kind, std::to_string(n));
-  for (const std::string& queue : ctx.engine->queue_names()) {
-    const auto state = ctx.engine->queue_figures(queue).breaker;
-    // Numbers like every other figure: 0 closed, 1 open, 2 half-open.
-    figures.emplace_back("breaker." + queue, state == engine::Breaker::State::kClosed ? "0"
-                                             : state == engine::Breaker::State::kOpen ? "1"
-                                                                                       : "2");
-  }
-  return reply(stats_reply(figures));
+  return reply(stats_reply(ctx.figures->stats_lines()));
 }
 
 Action handle_ping(CommandContext&, const Command& command) {

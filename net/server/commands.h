@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/figures.h"
 #include "engine/engine.h"
 #include "net/wire/codec.h"
 
@@ -20,8 +21,8 @@ struct CommandContext {
   uint64_t conn_id = 0;
   bool authenticated = false;
   const std::optional<std::string>* auth_token = nullptr;  // unset: no AUTH needed
-  // Server figures for STATS that the engine does not know (uptime, connections...).
-  std::function<std::vector<std::pair<std::string, std::string>>()> server_figures;
+  const Figures* figures = nullptr;  // what STATS shows
+
 };
 
 // What a command asks the session to do next.

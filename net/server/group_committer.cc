@@ -7,8 +7,28 @@
 namespace tarde::net {
 
 GroupCommitter::GroupCommitter(asio::io_context& io, storage::StagedKv& staged,
-                               storage::Kv& durable, Done done)
-    : io_(io), staged_(staged), durable_(durable), done_(std::move(done)) {
+                               storage::Kv& durable, Figures& figures, Done done)
+    : io_(io),
+      staged_(staged),
+      durable_(durable),
+      done_(std::move(done)),
+      commits_(figures.counter({.name = "commits_total",
+                                .kind = FigureKind::kCounter,
+                                .help = "Group commits written.",
+                                .stats_name = "commits"})),
+      inline_commits_(figures.counter({.name = "commits_inline_total",
+                                       .kind = FigureKind::kCounter,
+                                       .help = "Group commits written on the io thread itself.",
+                                       .stats_name = "commits_inline"})),
+      latency_ms_(figures.histogram({.name = "commit_latency_ms",
+                                     .kind = FigureKind::kHistogram,
+                                     .help = "Time to write and fsync one group commit, in ms."},
+                                    {0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100})),
+      writes_per_commit_(figures.histogram(
+          {.name = "commands_per_commit",
+           .kind = FigureKind::kHistogram,
+           .help = "Mutating commands and timer transitions that shared one group commit."},
+          {1, 2, 4, 8, 16, 32, 64, 128, 256})) {
   worker_ = std::thread([this] { run_worker(); });
 }
 
@@ -50,7 +70,7 @@ void GroupCommitter::commit_inline() {
   const Job job = seal();
   int64_t took_us = 0;
   const Status status = write_group(job, &took_us);
-  inline_commits_ += status.is_ok() ? 1 : 0;
+  if (status.is_ok()) inline_commits_.add();
   finish(job.seq, status, took_us, job.batch.size(), job.writes);
 }
 
@@ -86,7 +106,7 @@ void GroupCommitter::finish(uint64_t seq, const Status& status, int64_t took_us,
   in_flight_ = false;
   if (status.is_ok()) {
     staged_.committed(seq);
-    commits_ += 1;
+    commits_.add();
     ops_committed_ += ops;
     latency_ms_.observe(took_us / 1000.0);
     writes_per_commit_.observe(static_cast<double>(writes));
@@ -100,13 +120,6 @@ void GroupCommitter::finish(uint64_t seq, const Status& status, int64_t took_us,
     done_(seq, status);  // may stage repairs, which the next kick takes
     kick();
   }
-}
-
-std::string GroupCommitter::render_metrics() const {
-  return latency_ms_.render("tarde_commit_latency_ms",
-                            "Time to write and fsync one group commit, in ms.") +
-         writes_per_commit_.render("tarde_commands_per_commit",
-                                   "Mutating commands and timer transitions that shared one group commit.");
 }
 
 }  // namespace tarde::net

@@ -9,7 +9,7 @@
 #include <optional>
 #include <thread>
 
-#include "base/histogram.h"
+#include "base/figures.h"
 #include "storage/kv.h"
 #include "storage/staged_kv.h"
 #include "base/status.h"
@@ -38,8 +38,9 @@ class GroupCommitter {
   // Called on the io thread after each group: its seq and the write's status.
   using Done = std::function<void(uint64_t seq, const Status& status)>;
 
+  // Declares the commit figures in `figures`, which must outlive it.
   GroupCommitter(asio::io_context& io, storage::StagedKv& staged, storage::Kv& durable,
-                 Done done);
+                 Figures& figures, Done done);
   ~GroupCommitter();
   GroupCommitter(const GroupCommitter&) = delete;
   GroupCommitter& operator=(const GroupCommitter&) = delete;
@@ -48,12 +49,10 @@ class GroupCommitter {
   void kick();
   // Nothing in flight and nothing staged.
   bool idle() const { return !in_flight_ && !staged_.has_open_group(); }
-  uint64_t commits() const { return commits_; }
+  uint64_t commits() const { return commits_.total(); }
   // Commits written on the io thread itself (a part of commits()).
-  uint64_t inline_commits() const { return inline_commits_; }
+  uint64_t inline_commits() const { return inline_commits_.total(); }
   uint64_t ops_committed() const { return ops_committed_; }
-  // Commit latency and transitions per commit, as Prometheus histograms.
-  std::string render_metrics() const;
 
  private:
   struct Job {
@@ -83,11 +82,11 @@ class GroupCommitter {
   Done done_;
   bool in_flight_ = false;  // io thread only
   double mean_writes_ = 1;  // io thread only: transitions per group, moving mean
-  uint64_t commits_ = 0;
-  uint64_t inline_commits_ = 0;
+  Counter& commits_;
+  Counter& inline_commits_;
   uint64_t ops_committed_ = 0;
-  Histogram<10> latency_ms_{{0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100}};
-  Histogram<9> writes_per_commit_{{1, 2, 4, 8, 16, 32, 64, 128, 256}};
+  HistogramFigure& latency_ms_;
+  HistogramFigure& writes_per_commit_;
 
   std::mutex mutex_;
   std::condition_variable wake_;

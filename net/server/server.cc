@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "net/server/metrics_listener.h"
+#include "net/server/http_listener.h"
 #include "net/server/replies.h"
 #include "net/server/session.h"
 #include "base/crash_point.h"
@@ -55,7 +55,36 @@ Server::Server(ServerOptions options)
       grace_timer_(io_),
       idle_timer_(io_),
       random_(static_cast<uint64_t>(clock_.now_steady_ms()) ^ 0x7461726465ULL),
-      decoder_(options_.max_payload_bytes) {}
+      decoder_(options_.max_payload_bytes),
+      transition_log_(figures_) {
+  declare_figures();
+}
+
+// The server's own figures; the committer, the engine and the transition
+// log declare theirs where they count them.
+void Server::declare_figures() {
+  figures_.sampled({.name = "uptime_ms", .help = "Milliseconds since the server started.",
+                    .stats_name = "uptime_ms"},
+                   [this](FigureSamples& out) {
+                     out.total(static_cast<double>(clock_.now_steady_ms() - started_steady_ms_));
+                   });
+  figures_.sampled({.name = "connections", .help = "Open client connections.",
+                    .stats_name = "connections"},
+                   [this](FigureSamples& out) { out.total(static_cast<double>(sessions_.size())); });
+  connections_total_ = &figures_.counter({.name = "connections_total",
+                                          .kind = FigureKind::kCounter,
+                                          .help = "Client connections accepted since start.",
+                                          .stats_name = "connections_total"});
+  commands_ = &figures_.counter({.name = "commands_total",
+                                 .kind = FigureKind::kCounter,
+                                 .help = "Commands run since start.",
+                                 .stats_name = "commands"});
+}
+
+void Server::begin_command() {
+  commands_->add();
+  staged_->reset_observed();
+}
 
 Server::~Server() {
   sweep_.reset();      // cancels a sweep in progress; it reads the store
@@ -96,7 +125,8 @@ Status Server::open() {
   engine::RecoveryReport report;
   TARDE_RETURN_IF_ERROR(engine_->start_recovery(&report));
   committer_ = std::make_unique<GroupCommitter>(
-      io_, *staged_, *durable_, [this](uint64_t seq, const Status& s) { on_commit(seq, s); });
+      io_, *staged_, *durable_, figures_,
+      [this](uint64_t seq, const Status& s) { on_commit(seq, s); });
   // Counting and the invariant sweep run on a snapshot in the background;
   // their repairs are committed like any other change.
   sweep_ = std::make_unique<BackgroundSweep>(
@@ -104,6 +134,15 @@ Status Server::open() {
         on_sweep_done(status, std::move(sweep), took_ms);
       });
   sweep_->start();
+  figures_.sampled({.name = "sweep_running",
+                    .help = "1 while the background count and invariant sweep runs.",
+                    .stats_name = "sweep_running"},
+                   [this](FigureSamples& out) { out.total(sweep_->running() ? 1 : 0); });
+  figures_.sampled({.name = "sweep_scanned",
+                    .help = "Records and index entries the background sweep has visited.",
+                    .stats_name = "sweep_scanned"},
+                   [this](FigureSamples& out) { out.total(static_cast<double>(sweep_->scanned())); });
+  engine_->declare_figures(figures_);
   spdlog::info(
       "recovered {} in {} ms: {} timers in memory; counting and checking invariants in "
       "the background",
@@ -134,8 +173,8 @@ Status Server::open() {
   }
   port_ = acceptor_.local_endpoint().port();
   if (!options_.metrics_host.empty()) {
-    metrics_ = std::make_unique<MetricsListener>(io_, *this);
-    TARDE_RETURN_IF_ERROR(metrics_->listen(options_.metrics_host, options_.metrics_port));
+    http_ = std::make_unique<HttpListener>(io_, figures_);
+    TARDE_RETURN_IF_ERROR(http_->listen(options_.metrics_host, options_.metrics_port));
   }
   return Status::ok();
 }
@@ -178,7 +217,7 @@ void Server::on_accept(const asio::error_code& ec, asio::ip::tcp::socket socket)
                                                   std::to_string(options_.max_connections) + ")"));
     } else {
       sessions_[session.get()] = session;
-      connections_total_ += 1;
+      connections_total_->add();
       session->start();
     }
   } else {
@@ -386,7 +425,7 @@ void Server::stop() {
   asio::error_code ignored;
   acceptor_.close(ignored);
   signals_.cancel(ignored);
-  if (metrics_) metrics_->close();
+  if (http_) http_->close();
   timer_.cancel();  // and arm_timer arms no more while stopping
   grace_timer_.expires_after(kShutdownGrace);
   grace_timer_.async_wait([this](const asio::error_code& ec) {
@@ -409,19 +448,6 @@ void Server::finish_shutdown_when_idle() {
     grace_timer_.cancel();
     io_.stop();
   }
-}
-
-std::vector<std::pair<std::string, std::string>> Server::figures() const {
-  return {
-      {"uptime_ms", std::to_string(clock_.now_steady_ms() - started_steady_ms_)},
-      {"connections", std::to_string(sessions_.size())},
-      {"connections_total", std::to_string(connections_total_)},
-      {"commands", std::to_string(commands_)},
-      {"commits", std::to_string(committer_->commits())},
-      {"commits_inline", std::to_string(committer_->inline_commits())},
-      {"sweep_running", sweep_->running() ? "1" : "0"},
-      {"sweep_scanned", std::to_string(sweep_->scanned())},
-  };
 }
 
 }  // namespace tarde::net

@@ -12,12 +12,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/figures.h"
 #include "engine/engine.h"
 #include "engine/random.h"
 #include "net/server/background_sweep.h"
 #include "net/wire/codec.h"
 #include "net/server/group_committer.h"
 #include "net/server/server_options.h"
+#include "net/server/session_host.h"
 #include "base/system_clock.h"
 #include "net/server/transition_log.h"
 #include "storage/rocks_kv.h"
@@ -28,13 +30,14 @@
 namespace tarde::net {
 
 class Session;
-class MetricsListener;
+class HttpListener;
 
 // Server is `tarde serve`: it opens the store, recovers, listens, and runs the
-// one io thread that owns the engine. Sessions call back into it for what is
-// shared: the engine, the group committer, parked RESERVEs and the timer.
-// Created, run and destroyed on one thread.
-class Server {
+// one io thread that owns the engine. Sessions see it as their SessionHost:
+// the engine, the commit sequence, parked RESERVEs. It owns the registry of
+// figures that STATS and /metrics render. Created, run and destroyed on one
+// thread.
+class Server final : public SessionHost {
  public:
   explicit Server(ServerOptions options);
   ~Server();
@@ -51,26 +54,21 @@ class Server {
   void stop();
   uint16_t port() const { return port_; }
 
-  // For sessions (io thread only).
-  engine::Engine& engine() { return *engine_; }
-  storage::StagedKv& staged() { return *staged_; }
-  const Decoder& decoder() const { return decoder_; }
-  const std::optional<std::string>& auth_token() const { return auth_token_; }
-  bool shutting_down() const { return shutting_down_; }
-  uint64_t committed_seq() const { return staged_->committed_seq(); }
-  // After a session ran commands: commit what they staged, re-arm the timer.
-  void after_commands();
-  void park(const std::shared_ptr<Session>& session, const std::string& queue);
-  // The session has replies waiting for a commit: tell it when one finishes.
-  void wait_for_commit(const std::shared_ptr<Session>& session) {
+  // SessionHost, for sessions (io thread only).
+  engine::Engine& engine() override { return *engine_; }
+  const Decoder& decoder() const override { return decoder_; }
+  const Figures& figures() const override { return figures_; }
+  const std::optional<std::string>& auth_token() const override { return auth_token_; }
+  bool shutting_down() const override { return shutting_down_; }
+  void begin_command() override;
+  uint64_t observed_seq() const override { return staged_->observed_seq(); }
+  uint64_t committed_seq() const override { return staged_->committed_seq(); }
+  void after_commands() override;
+  void wait_for_commit(const std::shared_ptr<Session>& session) override {
     commit_waiters_[session.get()] = session;
   }
-  void session_closed(Session* session);
-  std::vector<std::pair<std::string, std::string>> figures() const;
-  const TransitionLog& transition_log() const { return transition_log_; }
-  const GroupCommitter& committer() const { return *committer_; }
-  int64_t now_wall_ms() const { return clock_.now_wall_ms(); }
-  void count_command() { commands_ += 1; }
+  void park(const std::shared_ptr<Session>& session, const std::string& queue) override;
+  void session_closed(Session* session) override;
 
  private:
   void do_accept();
@@ -83,8 +81,10 @@ class Server {
   void serve_parked();
   void finish_shutdown_when_idle();
   void sweep_idle();
+  void declare_figures();
 
   ServerOptions options_;
+  Figures figures_;  // before everything that declares figures in it
   asio::io_context io_;
   asio::ip::tcp::acceptor acceptor_;
   asio::signal_set signals_;
@@ -105,7 +105,7 @@ class Server {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<GroupCommitter> committer_;
   std::unique_ptr<BackgroundSweep> sweep_;
-  std::unique_ptr<MetricsListener> metrics_;
+  std::unique_ptr<HttpListener> http_;
   TransitionLog transition_log_;
 
   // The server owns every open session; a closed one is released here.
@@ -118,8 +118,8 @@ class Server {
   bool shutting_down_ = false;
   uint16_t port_ = 0;
   uint64_t next_session_id_ = 1;
-  uint64_t commands_ = 0;
-  uint64_t connections_total_ = 0;
+  Counter* commands_ = nullptr;
+  Counter* connections_total_ = nullptr;
   uint64_t failed_commits_in_a_row_ = 0;  // one error line per storage fault episode
   int64_t started_steady_ms_ = 0;
 };

@@ -6,16 +6,16 @@
 #include <array>
 
 #include "net/server/replies.h"
-#include "net/server/server.h"
+#include "net/server/session_host.h"
 
 namespace tarde::net {
 
-Session::Session(Server& server, asio::ip::tcp::socket socket, uint64_t id)
-    : server_(server), socket_(std::move(socket)), wait_timer_(socket_.get_executor()) {
-  ctx_.engine = &server_.engine();
+Session::Session(SessionHost& host, asio::ip::tcp::socket socket, uint64_t id)
+    : host_(host), socket_(std::move(socket)), wait_timer_(socket_.get_executor()) {
+  ctx_.engine = &host_.engine();
   ctx_.conn_id = id;
-  ctx_.auth_token = &server_.auth_token();
-  ctx_.server_figures = [this] { return server_.figures(); };
+  ctx_.auth_token = &host_.auth_token();
+  ctx_.figures = &host_.figures();
 }
 
 void Session::start() {
@@ -46,7 +46,7 @@ void Session::do_read() {
   note_caught_up();
   // Never hold more unparsed input than one maximal command.
   const size_t unparsed = input_.size() - input_start_;
-  if (unparsed > kLineBytesMax + server_.decoder().payload_bytes_max() + 2) return;
+  if (unparsed > kLineBytesMax + host_.decoder().payload_bytes_max() + 2) return;
   reading_ = true;
   // Wait for readability first and read only then, so that an idle
   // connection holds no read buffer.
@@ -107,7 +107,7 @@ void Session::process() {
     while (!parked_ && !closing_ && !closed_ && !over_bounds() && process_one()) {
     }
     const size_t waiting = pending_.size();
-    server_.after_commands();
+    host_.after_commands();
     flush();
     const bool moved = pending_.size() < waiting;
     if (!moved || parked_ || closing_ || closed_ || over_bounds()) break;
@@ -125,7 +125,7 @@ void Session::process() {
 bool Session::process_one() {
   const std::string_view unparsed(input_.data() + input_start_, input_.size() - input_start_);
   if (unparsed.empty()) return false;
-  DecodeResult decoded = server_.decoder().decode(unparsed);
+  DecodeResult decoded = host_.decoder().decode(unparsed);
   if (decoded.kind == DecodeResult::Kind::kNeedMore) return false;
   input_start_ += decoded.consumed;
   last_command_at_ = std::chrono::steady_clock::now();
@@ -134,21 +134,20 @@ bool Session::process_one() {
     push_reply(error_reply(decoded.error, decoded.message), 0, close_after);
     return !close_after;
   }
-  server_.count_command();
-  if (server_.shutting_down()) {
+  host_.begin_command();
+  if (host_.shutting_down()) {
     push_reply(error_reply(ErrorCode::kShuttingDown, "the server is stopping"), 0, true);
     return false;
   }
-  server_.staged().reset_observed();
   Action action = dispatch(ctx_, decoded.command);
-  const uint64_t dep = server_.staged().observed_seq();
+  const uint64_t dep = host_.observed_seq();
   if (action.kind == Action::Kind::kWait) {
     parked_ = true;
     parked_queue_ = action.wait_queue;
     wait_timer_.expires_after(std::chrono::milliseconds(action.wait_ms));
     wait_timer_.async_wait(
         [self = shared_from_this()](const asio::error_code& ec) { self->on_wait_timeout(ec); });
-    server_.park(shared_from_this(), parked_queue_);
+    host_.park(shared_from_this(), parked_queue_);
     return false;
   }
   push_reply(std::move(action.text), dep, action.close_after);
@@ -159,7 +158,7 @@ void Session::push_reply(std::string text, uint64_t dep, bool close_after) {
   if (close_after) closing_ = true;
   pending_bytes_ += text.size();
   pending_.push_back(PendingReply{std::move(text), dep, close_after});
-  if (dep > server_.committed_seq()) server_.wait_for_commit(shared_from_this());
+  if (dep > host_.committed_seq()) host_.wait_for_commit(shared_from_this());
 }
 
 void Session::on_commit(uint64_t seq, bool ok) {
@@ -174,8 +173,8 @@ void Session::on_commit(uint64_t seq, bool ok) {
     }
   }
   flush();
-  if (!pending_.empty() && pending_.front().dep > server_.committed_seq()) {
-    server_.wait_for_commit(shared_from_this());
+  if (!pending_.empty() && pending_.front().dep > host_.committed_seq()) {
+    host_.wait_for_commit(shared_from_this());
   }
 }
 
@@ -196,7 +195,7 @@ void Session::on_wait_timeout(const asio::error_code& ec) {
 }
 
 void Session::flush() {
-  const uint64_t committed = server_.committed_seq();
+  const uint64_t committed = host_.committed_seq();
   while (!pending_.empty() && pending_.front().dep <= committed) {
     PendingReply& reply = pending_.front();
     output_ += reply.text;
@@ -264,7 +263,7 @@ void Session::close() {
   asio::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
-  server_.session_closed(this);
+  host_.session_closed(this);
 }
 
 }  // namespace tarde::net

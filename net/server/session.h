@@ -12,7 +12,7 @@
 
 namespace tarde::net {
 
-class Server;
+class SessionHost;
 
 // Session is one client connection: it reads bytes, decodes commands, runs
 // them in order, and writes their replies in order. A mutating reply waits
@@ -35,7 +35,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // per session), and the input a session keeps allocated between reads.
   static constexpr size_t kReadChunkBytes = 64 << 10;
 
-  Session(Server& server, asio::ip::tcp::socket socket, uint64_t id);
+  Session(SessionHost& host, asio::ip::tcp::socket socket, uint64_t id);
   void start();
   // Sends the one reply of a refused connection, then closes.
   void refuse(std::string reply);
@@ -74,7 +74,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void note_paused();
   void note_caught_up();
 
-  Server& server_;
+  SessionHost& host_;
   asio::ip::tcp::socket socket_;
   asio::steady_timer wait_timer_;
   CommandContext ctx_;

@@ -5,25 +5,29 @@
 #include <algorithm>
 
 namespace tarde::net {
-namespace {
-
 using storage::TxState;
 
-// The answer a RESPOND transition carried, read from where it led.
-std::string answer_of(const engine::TransitionNote& note) {
-  const storage::TxRecord& after = *note.after;
-  if (after.state == TxState::kSucceeded) return "SUCCESS";
-  if (after.state == TxState::kScheduled) {
-    return after.next_attempt == after.attempt ? "TRANSIENT" : "CANCELLED";
-  }
-  if (note.reason == engine::kReasonExhausted || note.reason == engine::kReasonDeadline) {
-    return "CANCELLED";
-  }
-  if (note.reason == engine::kReasonTransientExhausted) return "TRANSIENT";
-  return "REJECTED";
-}
-
-}  // namespace
+TransitionLog::TransitionLog(Figures& figures)
+    : answers_(figures.counter({.name = "answers_total",
+                                .kind = FigureKind::kCounter,
+                                .help = "Answers accepted by RESPOND, by queue and outcome.",
+                                .labels = {"queue", "outcome"}})),
+      retries_scheduled_(
+          figures.counter({.name = "retries_scheduled_total",
+                           .kind = FigureKind::kCounter,
+                           .help = "Transitions into SCHEDULED after a first attempt."})),
+      failures_(figures.counter({.name = "failures_total",
+                                 .kind = FigureKind::kCounter,
+                                 .help = "Transactions that ended FAILED, by reason.",
+                                 .labels = {"reason"}})),
+      dead_letters_(figures.counter({.name = "dead_lettered_total",
+                                     .kind = FigureKind::kCounter,
+                                     .help = "Requests dead-lettered since start, by queue.",
+                                     .labels = {"queue"}})),
+      lateness_ms_(figures.histogram({.name = "timer_lateness_ms",
+                                      .kind = FigureKind::kHistogram,
+                                      .help = "How late retries fired after their instant, in ms."},
+                                     {1, 2, 5, 10, 50, 100, 1000, 10000})) {}
 
 void TransitionLog::on_transition(const engine::TransitionNote& note) {
   const storage::TxRecord& after = *note.after;
@@ -33,15 +37,16 @@ void TransitionLog::on_transition(const engine::TransitionNote& note) {
       after.tx_id, after.queue, after.attempt, after.next_attempt, storage::to_string(from),
       storage::to_string(after.state), note.cause,
       note.reason.empty() ? "" : " reason=", note.reason);
-  if (note.cause == "RESPOND") answers_[{after.queue, answer_of(note)}] += 1;
-  if (after.state == TxState::kScheduled && from != TxState::kNone) retries_scheduled_ += 1;
+  if (note.answer) answers_.add({after.queue, engine::answer_name(*note.answer)});
+  if (after.state == TxState::kScheduled && from != TxState::kNone) retries_scheduled_.add();
   if (after.state == TxState::kFailed && from != TxState::kFailed) {
-    failures_by_reason_[after.reason] += 1;
+    failures_.add({after.reason});
     spdlog::warn("alert: transaction {} of queue {} FAILED at attempt {} reason={}", after.tx_id,
                  after.queue, after.attempt, after.reason);
   }
   if (after.dead_lettered && !(note.before && note.before->dead_lettered)) {
-    const bool first = dead_letters_[after.queue]++ == 0;
+    const bool first = dead_letters_.value({after.queue}) == 0;
+    dead_letters_.add({after.queue});
     if (first) {
       spdlog::error("alert: first dead letter of queue {}: {}#{} after {} deliveries ({})",
                     after.queue, after.tx_id, after.next_attempt, after.deliveries, note.reason);
@@ -55,30 +60,6 @@ void TransitionLog::on_transition(const engine::TransitionNote& note) {
     lateness_ms_.observe(static_cast<double>(
         std::max<int64_t>(0, after.updated_at_ms - note.before->next_fire_at_ms)));
   }
-}
-
-std::string TransitionLog::render_metrics() const {
-  std::string out;
-  out += "# HELP tarde_answers_total Answers accepted by RESPOND, by queue and outcome.\n";
-  out += "# TYPE tarde_answers_total counter\n";
-  for (const auto& [key, n] : answers_) {
-    out += "tarde_answers_total{queue=\"" + key.first + "\",outcome=\"" + key.second + "\"} " +
-           std::to_string(n) + "\n";
-  }
-  out += "# TYPE tarde_retries_scheduled_total counter\n";
-  out += "tarde_retries_scheduled_total " + std::to_string(retries_scheduled_) + "\n";
-  out += "# HELP tarde_failures_total Transactions that ended FAILED, by reason.\n";
-  out += "# TYPE tarde_failures_total counter\n";
-  for (const auto& [reason, n] : failures_by_reason_) {
-    out += "tarde_failures_total{reason=\"" + reason + "\"} " + std::to_string(n) + "\n";
-  }
-  out += "# TYPE tarde_dead_lettered_total counter\n";
-  for (const auto& [queue, n] : dead_letters_) {
-    out += "tarde_dead_lettered_total{queue=\"" + queue + "\"} " + std::to_string(n) + "\n";
-  }
-  out += lateness_ms_.render("tarde_timer_lateness_ms",
-                             "How late retries fired after their instant, in ms.");
-  return out;
 }
 
 }  // namespace tarde::net

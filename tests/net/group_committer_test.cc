@@ -22,6 +22,7 @@ struct CommitterRig {
   asio::io_context io;
   std::unique_ptr<storage::RocksKv> durable;
   std::unique_ptr<storage::StagedKv> staged;
+  Figures figures;
   std::unique_ptr<GroupCommitter> committer;
   uint64_t last_done_seq = 0;
   int next_key = 0;
@@ -31,7 +32,7 @@ struct CommitterRig {
     REQUIRE(opened.is_ok());
     durable = std::move(opened).value();
     staged = std::make_unique<storage::StagedKv>(*durable);
-    committer = std::make_unique<GroupCommitter>(io, *staged, *durable,
+    committer = std::make_unique<GroupCommitter>(io, *staged, *durable, figures,
                                                  [this](uint64_t seq, const Status& status) {
                                                    REQUIRE(status.is_ok());
                                                    last_done_seq = seq;

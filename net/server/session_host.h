@@ -1,0 +1,46 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/figures.h"
+#include "engine/engine.h"
+#include "net/wire/codec.h"
+
+namespace tarde::net {
+
+class Session;
+
+// SessionHost is all a Session sees of the server that owns it: the shared
+// engine, decoder and figures, the commit sequence its replies wait for, and
+// the notices of a session's life (a command ran, it parks in RESERVE, it
+// closed). The Server implements it; keeping it narrow keeps session.cc from
+// depending on the rest of the server. io thread only.
+class SessionHost {
+ public:
+  virtual engine::Engine& engine() = 0;
+  virtual const Decoder& decoder() const = 0;
+  virtual const Figures& figures() const = 0;
+  virtual const std::optional<std::string>& auth_token() const = 0;
+  virtual bool shutting_down() const = 0;
+
+  // A command is about to run: count it, and start watching which staged
+  // commit its reply reads (observed_seq() after it ran).
+  virtual void begin_command() = 0;
+  virtual uint64_t observed_seq() const = 0;
+  virtual uint64_t committed_seq() const = 0;
+  // After a session ran commands: commit what they staged, re-arm the timer.
+  virtual void after_commands() = 0;
+  // The session has replies waiting for a commit: tell it when one finishes.
+  virtual void wait_for_commit(const std::shared_ptr<Session>& session) = 0;
+  // A RESERVE with wait=: hand the session the queue's next request.
+  virtual void park(const std::shared_ptr<Session>& session, const std::string& queue) = 0;
+  virtual void session_closed(Session* session) = 0;
+
+ protected:
+  ~SessionHost() = default;
+};
+
+}  // namespace tarde::net

@@ -1,0 +1,104 @@
+#include "base/figures.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace tarde {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_CASE("figures: a counter renders HELP, TYPE and one sample per label set") {
+  Figures figures;
+  Counter& answers = figures.counter({.name = "answers_total",
+                                      .kind = FigureKind::kCounter,
+                                      .help = "Answers.",
+                                      .labels = {"queue", "outcome"},
+                                      .stats_name = "answers"});
+  answers.add({"pagos", "SUCCESS"});
+  answers.add({"pagos", "SUCCESS"}, 2);
+  answers.add({"mail", "CANCELLED"});
+  const std::string text = figures.prometheus_text();
+  CHECK(contains(text, "# HELP tarde_answers_total Answers.\n"));
+  CHECK(contains(text, "# TYPE tarde_answers_total counter\n"));
+  CHECK(contains(text, "tarde_answers_total{queue=\"pagos\",outcome=\"SUCCESS\"} 3\n"));
+  CHECK(contains(text, "tarde_answers_total{queue=\"mail\",outcome=\"CANCELLED\"} 1\n"));
+  CHECK(answers.total() == 4);
+  CHECK(answers.value({"pagos", "SUCCESS"}) == 3);
+  CHECK(answers.value({"nobody", "SUCCESS"}) == 0);
+  const auto lines = figures.stats_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == std::pair<std::string, std::string>{"answers", "4"});
+}
+
+TEST_CASE("figures: label values from clients are escaped as the exposition format requires") {
+  Figures figures;
+  Counter& failures = figures.counter({.name = "failures_total",
+                                       .kind = FigureKind::kCounter,
+                                       .help = "Failures by reason.",
+                                       .labels = {"reason"}});
+  failures.add({"a\"b\\c\nd"});
+  CHECK(contains(figures.prometheus_text(), "tarde_failures_total{reason=\"a\\\"b\\\\c\\nd\"} 1\n"));
+  CHECK(escape_label_value("plain") == "plain");
+}
+
+TEST_CASE("figures: STATS names each label set through its pattern, in declaration order") {
+  Figures figures;
+  figures.sampled({.name = "transactions",
+                   .help = "By state.",
+                   .labels = {"state"},
+                   .stats_name = "transactions",
+                   .stats_each = "{lower}"},
+                  [](FigureSamples& out) {
+                    out.total(3);
+                    out.add({"IN_FLIGHT"}, 2);
+                    out.add({"FAILED"}, 1);
+                  });
+  figures.sampled({.name = "stale_dropped_total",
+                   .kind = FigureKind::kCounter,
+                   .help = "Stale.",
+                   .labels = {"kind"},
+                   .stats_each = "stale.{}"},
+                  [](FigureSamples& out) { out.add({"SENT"}, 5); });
+  figures.sampled({.name = "metrics_only", .help = "Not in STATS."},
+                  [](FigureSamples& out) { out.total(1.5); });
+  const auto lines = figures.stats_lines();
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] == std::pair<std::string, std::string>{"transactions", "3"});
+  CHECK(lines[1] == std::pair<std::string, std::string>{"in_flight", "2"});
+  CHECK(lines[2] == std::pair<std::string, std::string>{"failed", "1"});
+  CHECK(lines[3] == std::pair<std::string, std::string>{"stale.SENT", "5"});
+  const std::string text = figures.prometheus_text();
+  CHECK(contains(text, "tarde_transactions{state=\"IN_FLIGHT\"} 2\n"));
+  CHECK(contains(text, "# TYPE tarde_metrics_only gauge\ntarde_metrics_only 1.5\n"));
+}
+
+TEST_CASE("figures: a histogram counts into cumulative buckets and stays out of STATS") {
+  Figures figures;
+  HistogramFigure& latency = figures.histogram(
+      {.name = "latency_ms", .kind = FigureKind::kHistogram, .help = "Latency."}, {1, 10});
+  latency.observe(0.5);
+  latency.observe(5);
+  latency.observe(50);
+  const std::string text = figures.prometheus_text();
+  CHECK(contains(text, "# TYPE tarde_latency_ms histogram\n"));
+  CHECK(contains(text, "tarde_latency_ms_bucket{le=\"1\"} 1\n"));
+  CHECK(contains(text, "tarde_latency_ms_bucket{le=\"10\"} 2\n"));
+  CHECK(contains(text, "tarde_latency_ms_bucket{le=\"+Inf\"} 3\n"));
+  CHECK(contains(text, "tarde_latency_ms_sum 55.5\n"));
+  CHECK(contains(text, "tarde_latency_ms_count 3\n"));
+  CHECK(figures.stats_lines().empty());
+}
+
+TEST_CASE("figures: numbers print whole without a fraction, others exactly") {
+  CHECK(figure_text(0) == "0");
+  CHECK(figure_text(12345678901) == "12345678901");
+  CHECK(figure_text(0.25) == "0.25");
+  CHECK(figure_text(0.1) == "0.1");
+}
+
+}  // namespace
+}  // namespace tarde
