@@ -141,11 +141,7 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
   // drawn): reserve the next block in the same batch.
   const bool reserve_seqs = next_ready_seq_ > ready_seq_reserved_;
   const uint64_t reserved = next_ready_seq_ + kReadySeqBlock;
-  if (reserve_seqs) {
-    std::string value;
-    storage::append_be64(&value, reserved);
-    batch.put_meta(storage::kMetaReadySeqKey, value);
-  }
+  if (reserve_seqs) batch.put_ready_seq_reserved(reserved);
 
   const IndexChanges changed = changes_between(before, after);
   if (changed.due && before && before->due_kind != DueKind::kNone) {

@@ -66,13 +66,10 @@ Status Engine::start_recovery(RecoveryReport* report) {
 // for a store written before it existed, one past the largest in use (a
 // scan, once: the first ready entry written then stores a reservation).
 Status Engine::load_ready_seq() {
-  auto stored = store_.get_meta(storage::kMetaReadySeqKey);
+  auto stored = store_.get_ready_seq_reserved();
   if (!stored.is_ok()) return stored.status();
   if (stored.value()) {
-    if (stored.value()->size() != 8) {
-      return Status::corruption("meta ready_seq_reserved: not 8 bytes");
-    }
-    next_ready_seq_ = std::max<uint64_t>(1, storage::read_be64(*stored.value()));
+    next_ready_seq_ = std::max<uint64_t>(1, *stored.value());
     ready_seq_reserved_ = next_ready_seq_;
     return Status::ok();
   }

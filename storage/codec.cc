@@ -11,17 +11,18 @@
 #include "storage/keys.h"
 #include "storage/record_bytes.h"
 
-// Class versions of the persisted structs. They are stored on disk (once per
-// type per value, before the type's first fields); a layout change bumps one
-// and keeps the reader of the old layout. See storage/FORMAT.md.
-CEREAL_CLASS_VERSION(tarde::storage::RetryPolicy, 1);
-CEREAL_CLASS_VERSION(tarde::storage::DeliveryFailure, 1);
-CEREAL_CLASS_VERSION(tarde::storage::TxRecord, 1);
-CEREAL_CLASS_VERSION(tarde::storage::EventRecord, 1);
-CEREAL_CLASS_VERSION(tarde::storage::DueValue, 1);
-CEREAL_CLASS_VERSION(tarde::storage::ReadyValue, 1);
-CEREAL_CLASS_VERSION(tarde::storage::DeadLetter, 1);
-CEREAL_CLASS_VERSION(tarde::storage::QueueConfig, 1);
+// Class versions of the persisted structs (storage/value_format.h). They are
+// stored on disk (once per type per value, before the type's first fields); a
+// layout change gives one its own version and keeps the reader of the old
+// layout. See storage/FORMAT.md.
+CEREAL_CLASS_VERSION(tarde::storage::RetryPolicy, tarde::storage::kClassVersion);
+CEREAL_CLASS_VERSION(tarde::storage::DeliveryFailure, tarde::storage::kClassVersion);
+CEREAL_CLASS_VERSION(tarde::storage::TxRecord, tarde::storage::kClassVersion);
+CEREAL_CLASS_VERSION(tarde::storage::EventRecord, tarde::storage::kClassVersion);
+CEREAL_CLASS_VERSION(tarde::storage::DueValue, tarde::storage::kClassVersion);
+CEREAL_CLASS_VERSION(tarde::storage::ReadyValue, tarde::storage::kClassVersion);
+CEREAL_CLASS_VERSION(tarde::storage::DeadLetter, tarde::storage::kClassVersion);
+CEREAL_CLASS_VERSION(tarde::storage::QueueConfig, tarde::storage::kClassVersion);
 
 namespace tarde::storage {
 namespace {
@@ -33,8 +34,6 @@ using InArchive = cereal::PortableBinaryInputArchive;
 // prefix costs at most one chunk of memory beyond the real input before the
 // read fails, instead of one huge allocation.
 constexpr size_t kReadChunkBytes = 64 * 1024;
-// The only class version this build writes and reads for every struct.
-constexpr std::uint32_t kClassVersion = 1;
 
 // A read-only streambuf over bytes the caller owns, so decoding copies nothing.
 class ViewBuf : public std::streambuf {

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "storage/records.h"
+#include "storage/value_format.h"
 #include "base/status.h"
 
 // Value encodings of every column family (specified in storage/FORMAT.md).
@@ -15,10 +16,6 @@
 // out-of-range enums all come back as corruption naming what failed. All
 // functions are pure and may be called from any thread.
 namespace tarde::storage {
-
-// The leading byte of every cereal-encoded value. Stored on disk: a new value
-// layout gets a new byte and the old reader stays.
-inline constexpr uint8_t kValueFormat = 1;
 
 // The value of a `due` entry; the key holds fire_at_ms and tx_id.
 struct DueValue {

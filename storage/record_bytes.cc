@@ -4,17 +4,18 @@
 #include <cstdint>
 #include <cstring>
 
+#include "storage/value_format.h"
+
 namespace tarde::storage::record_bytes {
 namespace {
 
 static_assert(std::endian::native == std::endian::little,
               "the direct coder copies integers as they are in memory");
 
-// FORMAT.md: the leading format byte, cereal's endianness flag for
-// little-endian, and the one class version of every struct.
-constexpr char kFormatByte = 0x01;
-constexpr char kLittleEndianFlag = 0x01;
-constexpr uint32_t kClassVersion = 1;
+// The format byte and the endianness flag as the bytes this coder writes and
+// expects; the constants themselves are storage/value_format.h's.
+constexpr char kFormatByte = static_cast<char>(kValueFormat);
+constexpr char kLittleEndianByte = static_cast<char>(kLittleEndianFlag);
 
 template <typename T>
 void put(std::string& out, T value) {
@@ -124,7 +125,7 @@ void append_tx(std::string& out, const TxRecord& r) {
   out.reserve(out.size() + 200 + r.tx_id.size() + r.queue.size() + r.reason.size() +
               r.payload.size() + 32 * r.failures.size());
   out.push_back(kFormatByte);
-  out.push_back(kLittleEndianFlag);
+  out.push_back(kLittleEndianByte);
   put<uint32_t>(out, kClassVersion);
   put_text(out, r.tx_id);
   put_text(out, r.queue);
@@ -158,7 +159,7 @@ void append_tx(std::string& out, const TxRecord& r) {
 void append_event(std::string& out, const EventRecord& e) {
   out.reserve(out.size() + 48 + e.cause.size() + e.reason.size());
   out.push_back(kFormatByte);
-  out.push_back(kLittleEndianFlag);
+  out.push_back(kLittleEndianByte);
   put<uint32_t>(out, kClassVersion);
   put(out, e.at_ms);
   put_byte(out, static_cast<uint8_t>(e.from));
@@ -172,7 +173,7 @@ void append_event(std::string& out, const EventRecord& e) {
 bool read_tx(std::string_view bytes, TxRecord* r) {
   Reader in(bytes);
   in.expect(kFormatByte);
-  in.expect(kLittleEndianFlag);
+  in.expect(kLittleEndianByte);
   in.expect_version();
   in.get_text(&r->tx_id);
   in.get_text(&r->queue);
@@ -212,7 +213,7 @@ bool read_tx(std::string_view bytes, TxRecord* r) {
 bool read_event(std::string_view bytes, EventRecord* e) {
   Reader in(bytes);
   in.expect(kFormatByte);
-  in.expect(kLittleEndianFlag);
+  in.expect(kLittleEndianByte);
   in.expect_version();
   in.get(&e->at_ms);
   in.get_enum(&e->from);

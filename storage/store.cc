@@ -138,6 +138,12 @@ void Batch::put_meta(std::string_view name, std::string_view value) {
   kv_.put(Cf::kMeta, name, value);
 }
 
+void Batch::put_ready_seq_reserved(uint64_t reserved) {
+  std::string value;
+  append_be64(&value, reserved);
+  kv_.put(Cf::kMeta, kMetaReadySeqKey, value);
+}
+
 Store::FormatCheck Store::format_of(std::string_view record) {
   Result<uint32_t> version = decode_format_version(record);
   if (!version.is_ok()) {
@@ -350,6 +356,16 @@ Status Store::scan_ready_floors(
 
 Result<std::optional<std::string>> Store::get_meta(std::string_view name) {
   return kv_.get(Cf::kMeta, name);
+}
+
+Result<std::optional<uint64_t>> Store::get_ready_seq_reserved() {
+  auto stored = kv_.get(Cf::kMeta, kMetaReadySeqKey);
+  if (!stored.is_ok()) return stored.status();
+  if (!stored.value()) return std::optional<uint64_t>{};
+  if (stored.value()->size() != 8) {
+    return Status::corruption("meta ready_seq_reserved: not 8 bytes");
+  }
+  return std::optional<uint64_t>{read_be64(*stored.value())};
 }
 
 }  // namespace tarde::storage

@@ -33,6 +33,8 @@ class Batch {
   void delete_dead(std::string_view queue, std::string_view tx_id);
   void put_queue_config(std::string_view queue, const QueueConfig& config);
   void put_meta(std::string_view name, std::string_view value);
+  // Records that every ready seq ever written is below `reserved`.
+  void put_ready_seq_reserved(uint64_t reserved);
   // Records that no ready entry of queue has a key below (ready_at_ms, seq).
   void put_ready_floor(std::string_view queue, const ReadyFloor& floor);
 
@@ -115,6 +117,9 @@ class Store {
   [[nodiscard]] Status scan_queue_configs(
       const std::function<bool(const std::string& queue, const QueueConfig&)>& visit);
   [[nodiscard]] Result<std::optional<std::string>> get_meta(std::string_view name);
+  // The ready seq high-water mark (put_ready_seq_reserved); nullopt in a
+  // store written before it existed; corruption when it is not 8 bytes.
+  [[nodiscard]] Result<std::optional<uint64_t>> get_ready_seq_reserved();
 
   Kv& kv() { return kv_; }
 

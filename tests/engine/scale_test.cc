@@ -234,9 +234,9 @@ TEST_CASE("ready sequence numbers are reserved on disk, so a restart never reuse
     Paged p(kv);
     p.enqueue("a");
     first_seq = p.tx("a").ready_seq;
-    auto reserved = p.store->get_meta(storage::kMetaReadySeqKey);
+    auto reserved = p.store->get_ready_seq_reserved();
     REQUIRE(reserved.value().has_value());
-    CHECK(storage::read_be64(*reserved.value()) == first_seq + 1 + engine::kReadySeqBlock);
+    CHECK(*reserved.value() == first_seq + 1 + engine::kReadySeqBlock);
   }
   Paged p(kv);
   p.enqueue("b");

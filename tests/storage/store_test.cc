@@ -312,6 +312,29 @@ TEST_CASE_TEMPLATE("store: ready floors round trip, one per queue, and bad ones 
   CHECK(decode_ready_floor(negative).status().code() == Status::Code::kCorruption);
 }
 
+TEST_CASE_TEMPLATE("store: the ready seq reservation round trips, and a bad one is corruption",
+                   Backend, STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  auto none = store.get_ready_seq_reserved();
+  REQUIRE(none.is_ok());
+  CHECK_FALSE(none.value().has_value());
+  Batch batch;
+  batch.put_ready_seq_reserved(uint64_t{1} << 40);
+  REQUIRE(store.write(batch).is_ok());
+  auto stored = store.get_ready_seq_reserved();
+  REQUIRE(stored.is_ok());
+  REQUIRE(stored.value().has_value());
+  CHECK(*stored.value() == uint64_t{1} << 40);
+
+  KvBatch raw;
+  raw.put(Cf::kMeta, kMetaReadySeqKey, "seven b");
+  REQUIRE(backend.kv().write(raw).is_ok());
+  auto bad = store.get_ready_seq_reserved();
+  CHECK(bad.status().code() == Status::Code::kCorruption);
+  CHECK(bad.status().message().find("ready_seq_reserved") != std::string::npos);
+}
+
 TEST_CASE_TEMPLATE("store: ensure_format", Backend, STORE_BACKENDS) {
   Backend backend;
   Store store(backend.kv());

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <cstdint>
+
+// The constants of the value layout (storage/FORMAT.md, "Values"), defined
+// once for both coders that write it: codec.cc through cereal, and
+// record_bytes.cc by hand for the two values every transition touches.
+// Every number here is stored on disk; changing one is a format change.
+namespace tarde::storage {
+
+// The leading byte of every cereal-encoded value. A new value layout gets a
+// new byte and the old reader stays.
+inline constexpr uint8_t kValueFormat = 1;
+
+// The class version of every persisted struct, written once per type per
+// value before the type's first fields (cereal's CEREAL_CLASS_VERSION).
+inline constexpr uint32_t kClassVersion = 1;
+
+// The byte cereal's portable binary archive writes first: 1 when the writer
+// was little-endian. Values written here always carry it; the hand coder
+// reads only this form and leaves any other to cereal.
+inline constexpr uint8_t kLittleEndianFlag = 1;
+
+}  // namespace tarde::storage
