@@ -5,7 +5,6 @@
 #include <array>
 #include <charconv>
 
-#include "clients/cpp/client_internal.h"
 #include "net/wire/tokens.h"
 
 namespace tarde::client {
@@ -13,9 +12,7 @@ namespace tarde::client {
 using client_detail::bad_reply;
 using client_detail::is_summary_kind;
 using client_detail::kind_of;
-using client_detail::parse_config;
 using client_detail::parse_list;
-using client_detail::parse_stats;
 using client_detail::split_tokens;
 using client_detail::to_number;
 
@@ -421,5 +418,15 @@ Status Client::auth(std::string_view token) {
 }
 
 Status Client::quit() { return expect_call(Line("QUIT"), ReplyKind::kBye); }
+
+const char* answer_name(Answer answer) {
+  switch (answer) {
+    case Answer::kSuccess: return "SUCCESS";
+    case Answer::kCancelled: return "CANCELLED";
+    case Answer::kTransient: return "TRANSIENT";
+    case Answer::kRejected: return "REJECTED";
+  }
+  return "?";
+}
 
 }  // namespace tarde::client

@@ -13,11 +13,12 @@
 #include <vector>
 
 #include "base/status.h"
+#include "clients/cpp/replies.h"
 
 // A blocking client of the tarde wire protocol (net/PROTOCOL.md), for
-// scripts, tools, benchmarks and tests. It lives in tarde_net beside the
-// server so that both sides are built from the same tree, but it includes
-// nothing of the server: it only speaks the wire format.
+// scripts, tools, benchmarks and tests. It includes nothing of the server:
+// it speaks the wire format (net/wire/) and reads replies with the parsers
+// of clients/cpp/replies.h.
 //
 // Errors, everywhere in this header:
 // - transport problems (connect refused, timeout, the server closed the
@@ -33,121 +34,6 @@
 // - outcomes that are answers, not failures (STALE, CONFLICT, NOT_FOUND,
 //   BURIED, EXISTS) come back in Summary::status.
 namespace tarde::client {
-
-// The first word of a reply, so that a caller can branch on what the server
-// said without comparing strings.
-enum class ReplyKind {
-  kCreated,
-  kExists,
-  kOk,  // `OK <summary>` and the bare `OK` of AUTH
-  kBuried,
-  kStale,
-  kConflict,
-  kNotFound,
-  kRequest,
-  kEmpty,
-  kTx,
-  kEvents,
-  kLetters,
-  kConfig,
-  kStats,
-  kPong,
-  kBye,
-  kErr,
-  kOther,  // a word this client does not know (a newer server)
-};
-
-// The wire word of a kind: "CREATED", "NOT_FOUND", ... ("?" for kOther).
-const char* reply_kind_name(ReplyKind kind);
-
-// Reply is one complete reply exactly as the server sent it, plus the
-// framing the client had to understand to find its end. A plain value.
-struct Reply {
-  ReplyKind kind = ReplyKind::kOther;
-  std::string text;                    // verbatim: every line with its CRLF, payload included
-  std::string head;                    // the first line without its CRLF
-  std::vector<std::string> body;       // EVENTS/LETTERS/STATS lines without CRLF
-  std::optional<std::string> payload;  // REQUEST only
-  std::string error_code;              // kErr only: "BAD_ARGUMENT", ...
-  std::string error_message;           // kErr only
-};
-
-// The transaction state most replies carry (PROTOCOL.md "The summary"):
-// `<STATUS> <tx_id> <state> <attempt> <next_attempt> <next_fire_at>`. For
-// NOT_FOUND only status and tx_id are set.
-struct Summary {
-  ReplyKind status = ReplyKind::kNotFound;  // kCreated ... kNotFound
-  std::string tx_id;
-  std::string state;  // SENDING, IN_FLIGHT, SCHEDULED, SUCCEEDED, FAILED
-  uint32_t attempt = 0;
-  uint32_t next_attempt = 0;
-  int64_t next_fire_at_ms = 0;  // 0: none
-};
-
-// A request RESERVE handed out; the caller now holds its lease.
-struct ReservedRequest {
-  std::string tx_id;
-  uint32_t attempt = 0;
-  std::string idempotency_key;  // `<tx_id>#<attempt>`
-  uint32_t deliveries = 0;
-  std::string payload;
-};
-
-// One transaction as GET shows it. Times are epoch ms, 0 for none.
-struct TxInfo {
-  std::string tx_id;
-  std::string queue;
-  std::string state;
-  uint32_t attempt = 0;
-  uint32_t next_attempt = 0;
-  uint32_t max_attempts = 0;
-  int64_t next_fire_at_ms = 0;
-  int64_t deadline_at_ms = 0;
-  int64_t created_at_ms = 0;
-  int64_t updated_at_ms = 0;
-  uint32_t deliveries = 0;
-  uint32_t transients = 0;
-  std::string reason;  // empty when the server sent "-"
-  uint64_t payload_bytes = 0;
-  // Every name=value of the line in order, including any this client does
-  // not know, so that a newer server's fields are not lost.
-  std::vector<std::pair<std::string, std::string>> fields;
-};
-
-// One line of HISTORY: a transition of one transaction.
-struct TxEvent {
-  int64_t at_ms = 0;
-  std::string from;
-  std::string to;
-  uint32_t attempt = 0;
-  uint32_t next_attempt = 0;
-  std::string cause;
-  std::string reason;  // empty when "-"
-};
-
-// One line of DEADLETTERS.
-struct DeadLetterInfo {
-  std::string tx_id;
-  uint32_t attempt = 0;
-  std::string key;
-  uint32_t deliveries = 0;
-  int64_t buried_at_ms = 0;
-  std::string last_error;  // empty when "-"
-};
-
-// A queue's settings as CONFIG returns them, in the server's order.
-struct QueueSettings {
-  std::string queue;
-  std::vector<std::pair<std::string, std::string>> settings;
-  std::optional<std::string> get(std::string_view name) const;
-};
-
-// STATS figures in the server's order.
-struct ServerStats {
-  std::vector<std::pair<std::string, std::string>> figures;
-  // The figure as an unsigned integer; nullopt when absent or not a number.
-  std::optional<uint64_t> number(std::string_view name) const;
-};
 
 // ENQUEUE's optional arguments; unset ones are not sent, so the queue's
 // configuration applies. Durations and decimals are given in their wire form
@@ -192,18 +78,6 @@ struct ClientOptions {
   // Sent with AUTH right after connecting when set.
   std::optional<std::string> auth_token;
 };
-
-// The code of an `ERR` reply a typed call turned into a Status
-// ("BAD_ARGUMENT", "UNAUTHORIZED", ...), or empty for any other Status.
-std::string server_error_code(const Status& status);
-
-// Parsers of single reply lines (without CRLF). They fail with corruption
-// when the line is not what PROTOCOL.md says it is.
-Result<Summary> parse_summary(std::string_view line);
-Result<TxInfo> parse_tx_info(std::string_view line);
-Result<TxEvent> parse_event(std::string_view line);
-Result<DeadLetterInfo> parse_letter(std::string_view line);
-Result<ReservedRequest> parse_request(const Reply& reply);  // Requires: kind kRequest
 
 // Client is one connection to a tarde server. It is owned by one thread at a
 // time (it is not thread-safe) and lives until destroyed, which closes the

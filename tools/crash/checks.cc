@@ -4,18 +4,18 @@
 
 #include <set>
 
-#include "engine/engine.h"
-
 namespace tarde::crash {
 namespace detail {
 namespace {
 
-// The server keeps the newest kHistoryEventsKept events of a transaction
-// (PROTOCOL.md HISTORY). When HISTORY shows that many, older ones may have
-// been trimmed, and an operation sent no later than the oldest event shown
+// The server keeps the newest 8 events of a transaction (PROTOCOL.md,
+// HISTORY); the harness reads that from the protocol, as any client would.
+// When HISTORY shows that many, older ones may have been trimmed, and an operation sent no later than the oldest event shown
 // may have left its event in the trimmed part: it cannot be looked for.
+constexpr size_t kHistoryEventsKept = 8;
+
 bool may_be_trimmed(const Op& op, const std::vector<client::TxEvent>& history) {
-  if (history.size() < engine::kHistoryEventsKept) return false;
+  if (history.size() < kHistoryEventsKept) return false;
   return op.send_us / 1000 <= history.front().at_ms;
 }
 

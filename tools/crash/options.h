@@ -10,7 +10,7 @@
 
 namespace tarde::crash {
 
-// Every crash point the server defines (storage/crash_point.h), in the order
+// Every crash point the server defines (base/crash_point.h), in the order
 // the summary prints them.
 const std::vector<std::string>& all_crash_points();
 

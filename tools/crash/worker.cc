@@ -25,18 +25,18 @@ void remember_bounded(std::vector<T>& list, T value, std::mt19937_64& rng) {
 
 }  // namespace
 
-Worker::Worker(Workload& workload, int index)
+Worker::Worker(WorkloadState& workload, int index)
     : workload_(workload),
       index_(index),
-      rng_(workload.options_.seed * 1'000'003ULL + static_cast<uint64_t>(index)) {}
+      rng_(workload.options.seed * 1'000'003ULL + static_cast<uint64_t>(index)) {}
 
 void Worker::run() {
-  while (!workload_.stopping_.load()) {
+  while (!workload_.stopping.load()) {
     if (!connected()) {
       std::this_thread::sleep_for(kReconnectPause);
       continue;
     }
-    if (workload_.draining_.load()) {
+    if (workload_.draining.load()) {
       drain_step();
     } else {
       step();
@@ -47,7 +47,7 @@ void Worker::run() {
 bool Worker::connected() {
   if (client_ && client_->is_open()) return true;
   client_.reset();
-  const uint16_t port = workload_.endpoint_.port.load();
+  const uint16_t port = workload_.endpoint.port.load();
   if (port == 0) return false;
   client::ClientOptions options;
   options.timeout = kReplyTimeout;
@@ -82,7 +82,7 @@ std::optional<client::Summary> Worker::call(OpKind kind, const std::string& tx_i
     op.error = got.status().to_string();
     client_.reset();
   }
-  workload_.recorder_.op(op);
+  workload_.recorder.op(op);
   return summary;
 }
 
@@ -104,7 +104,7 @@ void Worker::step() {
 }
 
 void Worker::produce() {
-  const CampaignOptions& o = workload_.options_;
+  const CampaignOptions& o = workload_.options;
   TxPlan plan;
   plan.queue = kQueue;
   plan.max_attempts = static_cast<uint32_t>(3 + below(4));  // 3..6
@@ -117,7 +117,7 @@ void Worker::produce() {
   const std::string id = "tx-" + std::to_string(o.seed % 100'000) + "-" +
                          std::to_string(index_) + "-" + std::to_string(next_tx_++);
   plan.payload = "payload-of-" + id + std::string(below(64), 'x');
-  workload_.recorder_.plan(id, plan);
+  workload_.recorder.plan(id, plan);
   enqueue_ = std::make_pair(id, plan);
   send_enqueue();
 }
@@ -152,7 +152,7 @@ std::optional<HandOut> Worker::reserve(std::chrono::milliseconds wait) {
   const client::ReservedRequest& request = *got.value();
   HandOut hand_out{request.tx_id,   request.attempt, request.deliveries, request.idempotency_key,
                    request.payload, index_,          send_us,            recv_us};
-  workload_.recorder_.hand_out(hand_out);
+  workload_.recorder.hand_out(hand_out);
   return hand_out;
 }
 

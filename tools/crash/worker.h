@@ -10,7 +10,7 @@
 
 #include "clients/cpp/client.h"
 #include "tools/crash/recorder.h"
-#include "tools/crash/workload.h"
+#include "tools/crash/workload_state.h"
 
 namespace tarde::crash {
 
@@ -19,7 +19,7 @@ namespace tarde::crash {
 // messages. Lives on its thread only.
 class Worker {
  public:
-  Worker(Workload& workload, int index);
+  Worker(WorkloadState& workload, int index);
   void run();
 
  private:
@@ -44,7 +44,7 @@ class Worker {
   client::Answer random_answer();
   void remember(const std::string& tx_id, const client::Summary& summary, uint32_t attempt);
 
-  Workload& workload_;
+  WorkloadState& workload_;
   int index_;
   std::mt19937_64 rng_;
   std::unique_ptr<client::Client> client_;

@@ -1,9 +1,8 @@
 // The client's reply parsers: pure functions from the server's reply lines to
 // typed values (the reply shapes of net/PROTOCOL.md).
-#include <array>
+#include "clients/cpp/replies.h"
 
-#include "clients/cpp/client.h"
-#include "clients/cpp/client_internal.h"
+#include <array>
 
 namespace tarde::client {
 namespace client_detail {
@@ -53,6 +52,14 @@ Status bad_reply(std::string_view what, std::string_view line) {
                             std::string(line.substr(0, 200)) + "'");
 }
 
+}  // namespace client_detail
+
+using client_detail::bad_reply;
+using client_detail::is_summary_kind;
+using client_detail::kind_of;
+using client_detail::split_tokens;
+using client_detail::to_number;
+
 Result<QueueSettings> parse_config(std::string_view line) {
   const std::vector<std::string_view> t = split_tokens(line);
   QueueSettings out;
@@ -76,8 +83,6 @@ Result<ServerStats> parse_stats(const Reply& reply) {
   }
   return out;
 }
-
-}  // namespace client_detail
 
 namespace {
 
@@ -139,16 +144,6 @@ class Fields {
 const char* reply_kind_name(ReplyKind kind) {
   for (const auto& [name, k] : kKinds) {
     if (k == kind) return name.data();
-  }
-  return "?";
-}
-
-const char* answer_name(Answer answer) {
-  switch (answer) {
-    case Answer::kSuccess: return "SUCCESS";
-    case Answer::kCancelled: return "CANCELLED";
-    case Answer::kTransient: return "TRANSIENT";
-    case Answer::kRejected: return "REJECTED";
   }
   return "?";
 }
