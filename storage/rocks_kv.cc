@@ -83,7 +83,7 @@ constexpr uint64_t kZstdDictionarySampleBytes = 1u << 20;
 // slower than `tx`, so a long limit left up to 32 MB of WAL on disk (and to
 // replay on start). The sizes were chosen with W4 of docs/benchmarks.md: with
 // a million pending, half the memtables and a sixth less cache, with the
-// allocator settings of net/main.cc, took RSS from 85 to about 60 MB, for
+// allocator settings of net/server/main.cc, took RSS from 85 to about 60 MB, for
 // about a tenth of W3's drain speed.
 constexpr size_t kBlockCacheBytes = 20u << 20;
 constexpr double kIndexCacheShare = 0.5;

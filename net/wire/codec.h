@@ -9,7 +9,7 @@
 // The framing half of the wire protocol (net/PROTOCOL.md, "Framing" and
 // "Errors"): bytes in, one complete command, need-more or an error out. Pure:
 // no sockets, no engine, no clock. Token forms are checked later, by
-// net/tokens.h, once the command is framed.
+// net/wire/tokens.h, once the command is framed.
 namespace tarde::net {
 
 // A request line is at most this many bytes including its terminator

@@ -1,4 +1,4 @@
-// End-to-end tests of net/client.h and tarde-cli against the real server
+// End-to-end tests of clients/cpp/client.h and tarde-cli against the real server
 // binary: typed calls, multi-line replies, pipelining, error mapping, and a
 // tarde-cli walkthrough checked by exit status and key output words.
 #include "clients/cpp/client.h"

@@ -1,5 +1,5 @@
-// libFuzzer target for the wire protocol: net/codec.h framing and the
-// net/tokens.h parsers applied to what it frames.
+// libFuzzer target for the wire protocol: net/wire/codec.h framing and the
+// net/wire/tokens.h parsers applied to what it frames.
 //
 // Input layout: byte 0 picks the payload limit, byte 1 (mod 16) how many
 // chunk sizes follow, then those chunk sizes (each 1-256 bytes), then the

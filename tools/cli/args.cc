@@ -1,6 +1,6 @@
 // Command-line parsing of tarde-cli: argv to an Invocation, and an
 // Invocation to one protocol request. Every argument is checked with the
-// server's own token parsers (net/tokens.h), so a mistake is a usage error
+// server's own token parsers (net/wire/tokens.h), so a mistake is a usage error
 // (exit 2) with a message, not a round trip.
 #include <algorithm>
 #include <charconv>
