@@ -20,6 +20,10 @@ GroupCommitter::GroupCommitter(asio::io_context& io, storage::StagedKv& staged,
                                        .kind = FigureKind::kCounter,
                                        .help = "Group commits written on the io thread itself.",
                                        .stats_name = "commits_inline"})),
+      failed_commits_(figures.counter({.name = "commits_failed_total",
+                                       .kind = FigureKind::kCounter,
+                                       .help = "Group commits the store refused (disk full, I/O error).",
+                                       .stats_name = "commits_failed"})),
       latency_ms_(figures.histogram({.name = "commit_latency_ms",
                                      .kind = FigureKind::kHistogram,
                                      .help = "Time to write and fsync one group commit, in ms."},
@@ -116,6 +120,7 @@ void GroupCommitter::finish(uint64_t seq, const Status& status, int64_t took_us,
     kick();
     done_(seq, status);
   } else {
+    failed_commits_.add();
     staged_.discard_from(seq);
     done_(seq, status);  // may stage repairs, which the next kick takes
     kick();

@@ -84,6 +84,7 @@ class GroupCommitter {
   double mean_writes_ = 1;  // io thread only: transitions per group, moving mean
   Counter& commits_;
   Counter& inline_commits_;
+  Counter& failed_commits_;
   uint64_t ops_committed_ = 0;
   HistogramFigure& latency_ms_;
   HistogramFigure& writes_per_commit_;

@@ -84,7 +84,15 @@ TEST_CASE("a refused write answers ERR INTERNAL, reads go on, writes resume by t
   CHECK(starts_with(c.command("GET tx-a"), "TX id=tx-a "));
   CHECK(c.command("GET tx-c") == "NOT_FOUND tx-c");
   CHECK(c.command("GET tx-d") == "NOT_FOUND tx-d");
-  CHECK(!c.block("STATS").empty());
+  {
+    // Every refused group is counted, for the disk-error alert.
+    const std::vector<std::string> stats = c.block("STATS");
+    const auto failed = std::find_if(stats.begin(), stats.end(), [](const std::string& line) {
+      return line.rfind("commits_failed ", 0) == 0;
+    });
+    REQUIRE(failed != stats.end());
+    CHECK(std::stoull(failed->substr(15)) >= 2);
+  }
   CHECK(!c.block("HISTORY tx-a").empty());
   CHECK(starts_with(c.enqueue("pagos tx-f"), "ERR INTERNAL "));
   CHECK(starts_with(c.command("GET tx-b"), "TX id=tx-b "));
