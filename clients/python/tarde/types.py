@@ -1,0 +1,125 @@
+"""Typed results of tarde commands."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Optional
+
+__all__ = [
+    "Summary",
+    "Request",
+    "Transaction",
+    "Event",
+    "Letter",
+    "TERMINAL_STATES",
+]
+
+def _no_fields() -> Dict[str, str]:
+    return {}
+
+
+#: States a transaction never leaves (until retention deletes it).
+TERMINAL_STATES = frozenset({"SUCCEEDED", "FAILED"})
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A transaction's state after a command.
+
+    ``status`` is ``CREATED``, ``EXISTS``, ``OK``, ``BURIED``, ``STALE``,
+    ``CONFLICT`` or ``NOT_FOUND``: these are results, not errors. For
+    ``NOT_FOUND``, ``state`` is ``None`` and the numbers are 0.
+    Times are milliseconds since the Unix epoch (0 = none).
+    """
+
+    status: str
+    tx_id: str
+    state: Optional[str]
+    attempt: int
+    next_attempt: int
+    next_fire_at: int
+
+    @property
+    def found(self) -> bool:
+        """False when the server answered ``NOT_FOUND``."""
+        return self.status != "NOT_FOUND"
+
+    @property
+    def terminal(self) -> bool:
+        """True when the transaction is ``SUCCEEDED`` or ``FAILED``."""
+        return self.state in TERMINAL_STATES
+
+
+@dataclass(frozen=True)
+class Request:
+    """A request handed out by ``RESERVE``, leased to the connection that reserved it.
+
+    ``key`` is the idempotency key ``<tx_id>#<attempt>`` to send along with
+    the call to the external service.
+    """
+
+    tx_id: str
+    attempt: int
+    key: str
+    deliveries: int
+    payload: bytes
+
+
+@dataclass(frozen=True)
+class Transaction:
+    """The reply of ``GET``. ``reason`` is ``None`` when the server shows ``-``.
+
+    Fields the server may add later land in ``extra`` (as strings).
+    """
+
+    tx_id: str
+    queue: str
+    state: str
+    attempt: int
+    next_attempt: int
+    max_attempts: int
+    next_fire_at: int
+    deadline_at: int
+    created_at: int
+    updated_at: int
+    deliveries: int
+    transients: int
+    reason: Optional[str]
+    payload_bytes: int
+    extra: Dict[str, str] = field(default_factory=_no_fields, compare=False)
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+@dataclass(frozen=True)
+class Event:
+    """One audit event of ``HISTORY``.
+
+    ``from_state`` is ``None`` for the creating event (the server shows
+    ``-``); ``cause`` is the command, ``timer`` or ``lease``; ``reason`` is
+    ``None`` when there is none.
+    """
+
+    at: int
+    from_state: Optional[str]
+    to_state: str
+    attempt: int
+    next_attempt: int
+    cause: str
+    reason: Optional[str]
+    extra: Dict[str, str] = field(default_factory=_no_fields, compare=False)
+
+
+@dataclass(frozen=True)
+class Letter:
+    """One dead letter of ``DEADLETTERS``; ``last_error`` is the last failed delivery's reason."""
+
+    tx_id: str
+    attempt: int
+    key: str
+    deliveries: int
+    buried_at: int
+    last_error: Optional[str]
+    extra: Dict[str, str] = field(default_factory=_no_fields, compare=False)
