@@ -1,118 +1,22 @@
 #include "net/server/command_line.h"
 
-#include <algorithm>
 #include <charconv>
 
+#include "base/cli_flags.h"
 #include "net/wire/tokens.h"
 
 namespace tarde::net {
 namespace {
 
-Result<uint64_t> parse_count(const std::string& flag, const std::string& value, uint64_t max) {
-  uint64_t parsed = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-  if (ec != std::errc() || end != value.data() + value.size() || value.empty() || parsed == 0 ||
-      parsed > max) {
-    return Status::invalid_argument(flag + " expects a whole number from 1 to " +
-                                    std::to_string(max) + ", got '" + value + "'");
-  }
-  return parsed;
-}
-
-Status apply_flag(const std::string& flag, const std::string& value, ServerOptions* o) {
-  if (flag == "--listen") return parse_host_port(value, &o->listen_host, &o->listen_port);
-  if (flag == "--metrics-listen") return parse_host_port(value, &o->metrics_host, &o->metrics_port);
-  if (flag == "--data") {
-    if (value.empty()) return Status::invalid_argument("--data expects a directory");
-    o->data_dir = value;
-    return Status::ok();
-  }
-  if (flag == "--sync") {
-    if (value != "always" && value != "none") {
-      return Status::invalid_argument("--sync expects always or none, got '" + value + "'");
-    }
-    o->sync = value == "always";
-    return Status::ok();
-  }
-  if (flag == "--max-connections") {
-    auto n = parse_count(flag, value, 1'000'000);
-    if (!n.is_ok()) return n.status();
-    o->max_connections = n.value();
-    return Status::ok();
-  }
-  if (flag == "--max-payload") {
-    auto n = parse_count(flag, value, 64ULL << 20);
-    if (!n.is_ok()) return n.status();
-    o->max_payload_bytes = n.value();
-    return Status::ok();
-  }
-  if (flag == "--idle-timeout") {
-    auto ms = parse_duration_ms(value, "--idle-timeout");
-    if (!ms.is_ok()) return ms.status();
-    o->idle_timeout_ms = ms.value();
-    return Status::ok();
-  }
-  if (flag == "--retry-lead") {
-    auto ms = parse_duration_ms(value, "--retry-lead");
-    if (!ms.is_ok()) return ms.status();
-    if (ms.value() > kMaxRetryLeadMs) {
-      return Status::invalid_argument("--retry-lead must be at most 1s, got '" + value + "'");
-    }
-    o->retry_lead_ms = ms.value();
-    return Status::ok();
-  }
-  if (flag == "--log-format") {
-    if (value != "text" && value != "json") {
-      return Status::invalid_argument("--log-format expects text or json, got '" + value + "'");
-    }
-    o->log_json = value == "json";
-    return Status::ok();
-  }
-  if (flag == "--auth-token-file") {
-    o->auth_token_file = value;
-    return Status::ok();
-  }
-  if (flag == "--log-level") {
-    for (const char* level : {"trace", "debug", "info", "warn", "error", "off"}) {
-      if (value == level) {
-        o->log_level = value;
-        return Status::ok();
-      }
-    }
-    return Status::invalid_argument("--log-level expects trace, debug, info, warn, error or off");
-  }
-  return Status::invalid_argument("unknown flag " + flag + " (see tarde --help)");
-}
-
-}  // namespace
-
-std::string usage_text() {
-  return R"(tarde - durable deferred retries
+constexpr const char* kDescription = R"(tarde - durable deferred retries
 
 Usage:
   tarde serve [flags]     run the server
   tarde --help            show this text
   tarde --version         print the version
+)";
 
-Flags of serve:
-  --listen HOST:PORT          where clients connect (default 127.0.0.1:7400)
-  --data DIR                  data directory, created if missing (default ./tarde-data)
-  --sync always|none          always: fsync every commit before replying (default);
-                              none: survive kill -9 but not a power loss
-  --max-connections N         connections at once; the next gets ERR OVERLOADED (default 10000)
-  --max-payload BYTES         largest ENQUEUE payload (default 1048576)
-  --auth-token-file F         require AUTH with the token in F (first line; F must be mode 600)
-  --metrics-listen HOST:PORT  serve GET /metrics and GET /healthz over HTTP
-  --idle-timeout DUR          close a connection that completes no command for this long,
-                              unless it waits in RESERVE or holds a lease (default 5m; 0 = never)
-  --retry-lead DUR             a due retry moves to SENDING this long before its instant, so
-                              that it is durable and handed out at the instant, not one fsync
-                              later; never handed out early (default 10ms; 0 = at the instant)
-  --log-level L               trace, debug, info, warn, error or off (default info);
-                              debug logs every transition
-  --log-format text|json      log lines for people (default) or one JSON object per line
-
-Exit codes of serve:
+constexpr const char* kExitCodes = R"(Exit codes of serve:
   0  stopped by SIGINT or SIGTERM
   2  bad command line
   3  could not start for another reason (port in use, token file refused, ...)
@@ -123,6 +27,134 @@ Exit codes of serve:
   8  the data directory is not a directory, or not readable and writable
 A refused data directory is left exactly as it was; the one error line says what to do.
 )";
+
+// Serve's flags, storing into *o; defaults shown are those of ServerOptions.
+void define_serve_flags(CLI::App& app, ServerOptions* o) {
+  const ServerOptions defaults;
+  app.name("tarde");
+  app.description(kDescription);
+  app.footer(kExitCodes);
+  app.set_version_flag("--version", "");
+  app.get_version_ptr()->group("");  // both are in the usage lines above
+  app.get_help_ptr()->group("");
+  app.option_defaults()->group("Flags of serve");
+  add_value_flag(app, "--listen", "where clients connect",
+                 [o](const std::string& value) {
+                   return parse_host_port(value, &o->listen_host, &o->listen_port);
+                 })
+      ->type_name("HOST:PORT")
+      ->default_str(defaults.listen_host + ":" + std::to_string(defaults.listen_port));
+  add_value_flag(app, "--data", "data directory, created if missing",
+                 [o](const std::string& value) {
+                   if (value.empty()) return Status::invalid_argument("--data expects a directory");
+                   o->data_dir = value;
+                   return Status::ok();
+                 })
+      ->type_name("DIR")
+      ->default_str(defaults.data_dir);
+  add_value_flag(app, "--sync",
+                 "always: fsync every commit before replying;\n"
+                 "none: survive kill -9 but not a power loss",
+                 [o](const std::string& value) {
+                   auto word = parse_choice("--sync", value, {"always", "none"});
+                   if (!word.is_ok()) return word.status();
+                   o->sync = word.value() == "always";
+                   return Status::ok();
+                 })
+      ->type_name("always|none")
+      ->default_str(defaults.sync ? "always" : "none");
+  add_number_flag(app, "--max-connections", "connections at once; the next gets ERR OVERLOADED",
+                  &o->max_connections, 1, 1'000'000)
+      ->default_str(std::to_string(defaults.max_connections));
+  add_number_flag(app, "--max-payload", "largest ENQUEUE payload", &o->max_payload_bytes, 1,
+                  64ULL << 20)
+      ->type_name("BYTES")
+      ->default_str(std::to_string(defaults.max_payload_bytes));
+  add_text_flag(app, "--auth-token-file",
+                "require AUTH with the token in F (first line; F must be mode 600;\n"
+                "default: no AUTH)",
+                &o->auth_token_file)
+      ->type_name("F");
+  add_value_flag(app, "--metrics-listen",
+                 "serve GET /metrics and GET /healthz over HTTP (default: off)",
+                 [o](const std::string& value) {
+                   return parse_host_port(value, &o->metrics_host, &o->metrics_port);
+                 })
+      ->type_name("HOST:PORT");
+  add_parsed_flag(
+      app, "--idle-timeout",
+      "close a connection that completes no command for this long,\n"
+      "unless it waits in RESERVE or holds a lease; 0 = never",
+      &o->idle_timeout_ms,
+      [](const std::string& value) { return parse_duration_ms(value, "--idle-timeout"); })
+      ->type_name("DUR")
+      ->default_str(format_duration_ms(defaults.idle_timeout_ms));
+  add_value_flag(app, "--retry-lead",
+                 "a due retry moves to SENDING this long before its instant, so\n"
+                 "that it is durable and handed out at the instant, not one fsync\n"
+                 "later; never handed out early; 0 = at the instant",
+                 [o](const std::string& value) {
+                   auto ms = parse_duration_ms(value, "--retry-lead");
+                   if (!ms.is_ok()) return ms.status();
+                   if (ms.value() > kMaxRetryLeadMs) {
+                     return Status::invalid_argument("--retry-lead must be at most " +
+                                                     format_duration_ms(kMaxRetryLeadMs) +
+                                                     ", got '" + value + "'");
+                   }
+                   o->retry_lead_ms = ms.value();
+                   return Status::ok();
+                 })
+      ->type_name("DUR")
+      ->default_str(format_duration_ms(defaults.retry_lead_ms));
+  add_parsed_flag(app, "--log-level",
+                  "trace, debug, info, warn, error or off;\n"
+                  "debug logs every transition",
+                  &o->log_level,
+                  [](const std::string& value) {
+                    return parse_choice("--log-level", value,
+                                        {"trace", "debug", "info", "warn", "error", "off"});
+                  })
+      ->type_name("L")
+      ->default_str(defaults.log_level);
+  add_value_flag(app, "--log-format", "log lines for people, or one JSON object per line",
+                 [o](const std::string& value) {
+                   auto word = parse_choice("--log-format", value, {"text", "json"});
+                   if (!word.is_ok()) return word.status();
+                   o->log_json = word.value() == "json";
+                   return Status::ok();
+                 })
+      ->type_name("text|json")
+      ->default_str(defaults.log_json ? "json" : "text");
+}
+
+}  // namespace
+
+std::string usage_text() {
+  ServerOptions unused;  // the flags need somewhere to store; help stores nothing
+  return help_text([&unused](CLI::App& app) { define_serve_flags(app, &unused); });
+}
+
+std::string version_text() { return "tarde 0.1.0 (protocol 1)\n"; }
+
+Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
+  CommandLine line;
+  std::vector<std::string> words;
+  auto outcome =
+      parse_flags([&line](CLI::App& app) { define_serve_flags(app, &line.options); }, args, &words);
+  if (!outcome.is_ok()) return outcome.status();
+  const std::string command = words.empty() ? "" : words[0];
+  if (outcome.value() == FlagsOutcome::kHelp || command == "help") {
+    line.action = CommandLine::Action::kHelp;
+  } else if (outcome.value() == FlagsOutcome::kVersion || command == "version") {
+    line.action = CommandLine::Action::kVersion;
+  } else if (command != "serve") {
+    return Status::invalid_argument(
+        (command.empty() ? std::string("no command") : "unknown command '" + command + "'") +
+        " (see tarde --help)");
+  } else if (words.size() > 1) {
+    return Status::invalid_argument("unexpected argument '" + words[1] + "' (see tarde --help)");
+  }
+  return line;
 }
 
 Status parse_host_port(const std::string& text, std::string* host, uint16_t* port) {
@@ -141,39 +173,6 @@ Status parse_host_port(const std::string& text, std::string* host, uint16_t* por
   *host = h;
   *port = static_cast<uint16_t>(value);
   return Status::ok();
-}
-
-Status for_each_flag(
-    const std::vector<std::string>& args, std::initializer_list<std::string_view> switches,
-    const std::function<Status(const std::string& flag, const std::string& value)>& apply) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    if (flag.rfind("--", 0) != 0) {
-      return Status::invalid_argument("unexpected argument '" + flag + "' (see --help)");
-    }
-    std::string value;
-    const size_t eq = flag.find('=');
-    const bool is_switch = std::find(switches.begin(), switches.end(), flag) != switches.end();
-    if (eq != std::string::npos) {
-      value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-    } else if (!is_switch && i + 1 < args.size()) {
-      value = args[++i];
-    } else if (!is_switch) {
-      return Status::invalid_argument(flag + " needs a value");
-    }
-    TARDE_RETURN_IF_ERROR(apply(flag, value));
-  }
-  return Status::ok();
-}
-
-Result<ServerOptions> parse_serve_flags(const std::vector<std::string>& args) {
-  ServerOptions options;
-  TARDE_RETURN_IF_ERROR(
-      for_each_flag(args, {}, [&](const std::string& flag, const std::string& value) {
-        return apply_flag(flag, value, &options);
-      }));
-  return options;
 }
 
 }  // namespace tarde::net

@@ -1,29 +1,35 @@
 #pragma once
 
-#include <functional>
-#include <initializer_list>
+#include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "net/server/server_options.h"
 #include "base/status.h"
+#include "net/server/server_options.h"
 
 namespace tarde::net {
 
-// The text of `tarde --help`: every flag with its default.
+// The text of `tarde --help`: every flag of serve with its default, then the
+// exit codes.
 std::string usage_text();
 
-// Parses the flags that follow `tarde serve`. Accepts `--flag value` and
-// `--flag=value`. Errors name the flag and what it expects.
-Result<ServerOptions> parse_serve_flags(const std::vector<std::string>& args);
+// The text of `tarde --version`.
+std::string version_text();
 
-// Walks command-line flags given as `--flag value` or `--flag=value`, calling
-// apply(flag, value) for each; a flag named in `switches` takes no value and
-// gets an empty one. Stops at the first error, which names the argument.
-Status for_each_flag(const std::vector<std::string>& args,
-                     std::initializer_list<std::string_view> switches,
-                     const std::function<Status(const std::string& flag, const std::string& value)>& apply);
+// What a `tarde` command line asks for: serve with `options`, or print
+// usage_text() or version_text() and exit 0.
+struct CommandLine {
+  enum class Action { kServe, kHelp, kVersion };
+  Action action = Action::kServe;
+  ServerOptions options;
+};
+
+// Parses a whole `tarde` command line (argv without the program name):
+// `serve [flags]`, `help`, `version`, or --help/-h or --version anywhere.
+// Serve's flags are `--flag value` or `--flag=value`. invalid_argument with
+// a message for people, naming the flag and what it expects, on a bad
+// command line (the caller exits 2); an empty one is also refused.
+Result<CommandLine> parse_command_line(const std::vector<std::string>& args);
 
 // Splits "HOST:PORT" (PORT 0-65535; [v6]:PORT allowed).
 Status parse_host_port(const std::string& text, std::string* host, uint16_t* port);

@@ -51,30 +51,28 @@ int start_failure_exit_code(tarde::storage::OpenProblem problem) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::fputs(tarde::net::usage_text().c_str(), args.empty() ? stderr : stdout);
-    return args.empty() ? kExitUsage : 0;
+  if (args.empty()) {
+    std::fputs(tarde::net::usage_text().c_str(), stderr);
+    return kExitUsage;
   }
-  if (args[0] == "--version" || args[0] == "version") {
-    std::puts("tarde 0.1.0 (protocol 1)");
-    return 0;
+  auto line = tarde::net::parse_command_line(args);
+  if (!line.is_ok()) {
+    std::fprintf(stderr, "tarde: %s\n", line.status().message().c_str());
+    return kExitUsage;
   }
-  if (args[0] == "serve" && args.size() == 2 && (args[1] == "--help" || args[1] == "-h")) {
+  using Action = tarde::net::CommandLine::Action;
+  if (line.value().action == Action::kHelp) {
     std::fputs(tarde::net::usage_text().c_str(), stdout);
     return 0;
   }
-  if (args[0] != "serve") {
-    std::fprintf(stderr, "tarde: unknown command '%s' (see tarde --help)\n", args[0].c_str());
-    return kExitUsage;
+  if (line.value().action == Action::kVersion) {
+    std::fputs(tarde::net::version_text().c_str(), stdout);
+    return 0;
   }
-  auto options = tarde::net::parse_serve_flags({args.begin() + 1, args.end()});
-  if (!options.is_ok()) {
-    std::fprintf(stderr, "tarde: %s\n", options.status().message().c_str());
-    return kExitUsage;
-  }
+  const tarde::net::ServerOptions& options = line.value().options;
   spdlog::set_default_logger(spdlog::stderr_color_mt("tarde"));  // stdout stays free
-  spdlog::set_level(spdlog::level::from_str(options.value().log_level));
-  if (options.value().log_json) {
+  spdlog::set_level(spdlog::level::from_str(options.log_level));
+  if (options.log_json) {
     spdlog::set_formatter(std::make_unique<tarde::net::JsonLogFormatter>());
   } else {
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
@@ -82,7 +80,7 @@ int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) must fail a write with EFBIG, which the
   // store reports and recovers from, instead of killing the server.
   std::signal(SIGXFSZ, SIG_IGN);
-  tarde::net::Server server(options.value());
+  tarde::net::Server server(options);
   tarde::Status status = server.open();
   if (!status.is_ok()) {
     const bool refused = server.open_problem() != tarde::storage::OpenProblem::kNone;

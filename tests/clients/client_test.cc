@@ -474,9 +474,53 @@ TEST_CASE("cli: raw output, the shell and --help") {
 
   run = testing::run_program(std::string(TARDE_BIN_DIR) + "/tarde-cli", {"--help"});
   CHECK(run.exit_code == 0);
-  for (const char* word : {"enqueue QUEUE TX", "--payload-file", "--raw", "Exit status", "shell"}) {
+  for (const char* word : {"enqueue QUEUE TX", "--payload-file", "--raw", "Exit status", "shell",
+                           "--port P           server port (default 7400)", "--timeout DUR",
+                           "(default 30s)", "--retry-after DUR"}) {
     CHECK_MESSAGE(contains(run.out, word), word);
   }
+}
+
+TEST_CASE("cli: a bad command line exits 2 before connecting and says why") {
+  // Port 1: nothing listens there, so a line that got as far as connecting
+  // would exit 3, not 2.
+  const auto cli = [](const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"--port", "1"};
+    all.insert(all.end(), args.begin(), args.end());
+    return testing::run_program(std::string(TARDE_BIN_DIR) + "/tarde-cli", all);
+  };
+  const auto refused = [&](const std::vector<std::string>& args, const std::string& message) {
+    const auto run = cli(args);
+    CHECK_MESSAGE(run.exit_code == 2, message);
+    CHECK_MESSAGE(contains(run.err, "tarde-cli: " + message), run.err);
+  };
+  refused({"--bogus", "ping"}, "unknown flag --bogus (see tarde-cli --help)");
+  refused({"ping", "--bogus=1"}, "unknown flag --bogus (see tarde-cli --help)");
+  refused({"ping", "--timeout"}, "--timeout needs a value (DUR)");
+  refused({"reserve", "q", "--wait"}, "--wait needs a value (DUR)");
+  refused({"--port", "http", "ping"}, "--port expects a number from 1 to 65535, got 'http'");
+  refused({"--timeout=0", "ping"}, "--timeout expects a duration such as 10s");
+  refused({"reserve", "q", "--wait", "soon"},
+          "--wait must be a whole number with an optional unit");
+  refused({"enqueue", "q", "T", "--factor=x"}, "--factor must be a decimal number");
+  refused({"history", "T", "--limit", "0"}, "--limit must be a whole number from 1 to 1000000");
+  refused({"respond", "T", "1", "SUCCESS", "--reason", "two words"}, "--reason must be");
+  refused({"enqueue", "q", "T", "--sent=1"}, "--sent takes no value");
+  refused({"get", "T", "--wait", "1s"}, "get does not take --wait");
+  refused({"get"}, "get takes 1 argument(s), got 0");
+  refused({"enqueue", "q", "T", "--payload", "a", "--payload-file", "/dev/null"},
+          "give one of --payload and --payload-file");
+  refused({"--wait", "1s"}, "--wait needs a command");
+  // The last of a repeated flag wins; after a lone --, words only.
+  auto run = cli({"--port", "7", "--port=1", "--timeout", "2s", "ping"});
+  CHECK(run.exit_code == 3);
+  CHECK(contains(run.err, "cannot connect to 127.0.0.1:1"));
+  run = cli({"get", "--", "--odd-id", "--bogus"});
+  CHECK(run.exit_code == 2);
+  CHECK(contains(run.err, "get takes 1 argument(s), got 2"));
+  run = cli({"--timeout", "2s", "get", "--", "--odd-id"});
+  CHECK(run.exit_code == 3);  // --odd-id is a well-formed TX: it got as far as connecting
+  CHECK(contains(run.err, "cannot connect"));
 }
 
 }  // namespace

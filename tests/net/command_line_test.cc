@@ -1,12 +1,38 @@
-// `tarde serve` flags: --retry-lead's default, range and refusals.
+// `tarde` command lines: serve's flags (--retry-lead's default, range and
+// refusals), the other words, and how a bad line is explained.
 #include <doctest/doctest.h>
 
 #include "net/server/command_line.h"
 
 using namespace tarde;
 
+namespace {
+
+// The options of `tarde serve <flags>`, or why the line is refused.
+Result<net::ServerOptions> serve_flags(std::vector<std::string> flags) {
+  flags.insert(flags.begin(), "serve");
+  auto line = net::parse_command_line(flags);
+  if (!line.is_ok()) return line.status();
+  REQUIRE(line.value().action == net::CommandLine::Action::kServe);
+  return line.value().options;
+}
+
+// The message of a refused `tarde <args>`.
+std::string refusal(const std::vector<std::string>& args) {
+  auto line = net::parse_command_line(args);
+  REQUIRE_FALSE(line.is_ok());
+  CHECK(line.status().code() == Status::Code::kInvalidArgument);
+  return line.status().message();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
 TEST_CASE("--retry-lead: 10 ms by default, 0 to 1 s accepted, anything else refused") {
-  auto defaults = net::parse_serve_flags({});
+  auto defaults = serve_flags({});
   REQUIRE(defaults.is_ok());
   CHECK(defaults.value().retry_lead_ms == 10);
 
@@ -16,20 +42,122 @@ TEST_CASE("--retry-lead: 10 ms by default, 0 to 1 s accepted, anything else refu
                                 {"1s", 1000}}) {
     const std::string text = accepted.first;
     CAPTURE(text);
-    auto parsed = net::parse_serve_flags({"--retry-lead", text});
+    auto parsed = serve_flags({"--retry-lead", text});
     REQUIRE(parsed.is_ok());
     CHECK(parsed.value().retry_lead_ms == accepted.second);
   }
-  auto joined = net::parse_serve_flags({"--retry-lead=20ms"});
+  auto joined = serve_flags({"--retry-lead=20ms"});
   REQUIRE(joined.is_ok());
   CHECK(joined.value().retry_lead_ms == 20);
 
-  auto too_long = net::parse_serve_flags({"--retry-lead", "2s"});
+  auto too_long = serve_flags({"--retry-lead", "2s"});
   REQUIRE_FALSE(too_long.is_ok());
   CHECK(too_long.status().message().find("at most 1s") != std::string::npos);
-  CHECK_FALSE(net::parse_serve_flags({"--retry-lead", "soon"}).is_ok());
-  CHECK_FALSE(net::parse_serve_flags({"--retry-lead", "-5ms"}).is_ok());
-  auto missing = net::parse_serve_flags({"--retry-lead"});
+  CHECK_FALSE(serve_flags({"--retry-lead", "soon"}).is_ok());
+  CHECK_FALSE(serve_flags({"--retry-lead", "-5ms"}).is_ok());
+  auto missing = serve_flags({"--retry-lead"});
   REQUIRE_FALSE(missing.is_ok());
   CHECK(missing.status().message().find("needs a value") != std::string::npos);
+}
+
+TEST_CASE("serve's flags: defaults, both spellings, the last of a repeated flag") {
+  auto defaults = serve_flags({});
+  REQUIRE(defaults.is_ok());
+  const net::ServerOptions& d = defaults.value();
+  CHECK(d.listen_host == "127.0.0.1");
+  CHECK(d.listen_port == 7400);
+  CHECK(d.data_dir == "./tarde-data");
+  CHECK(d.sync);
+  CHECK(d.max_connections == 10'000);
+  CHECK(d.max_payload_bytes == 1 << 20);
+  CHECK(d.idle_timeout_ms == 300'000);
+  CHECK(d.log_level == "info");
+  CHECK_FALSE(d.log_json);
+  CHECK(d.metrics_host.empty());
+  CHECK(d.auth_token_file.empty());
+
+  auto set = serve_flags({"--listen=[::1]:9000", "--data", "/tmp/x", "--sync", "none",
+                          "--max-connections=5", "--max-payload", "64", "--idle-timeout", "0",
+                          "--log-level", "debug", "--log-format=json", "--metrics-listen",
+                          "127.0.0.1:9100", "--auth-token-file", "/tmp/token", "--listen",
+                          "0.0.0.0:7401"});
+  REQUIRE(set.is_ok());
+  const net::ServerOptions& o = set.value();
+  CHECK(o.listen_host == "0.0.0.0");  // the last --listen wins
+  CHECK(o.listen_port == 7401);
+  CHECK(o.data_dir == "/tmp/x");
+  CHECK_FALSE(o.sync);
+  CHECK(o.max_connections == 5);
+  CHECK(o.max_payload_bytes == 64);
+  CHECK(o.idle_timeout_ms == 0);
+  CHECK(o.log_level == "debug");
+  CHECK(o.log_json);
+  CHECK(o.metrics_host == "127.0.0.1");
+  CHECK(o.metrics_port == 9100);
+  CHECK(o.auth_token_file == "/tmp/token");
+}
+
+TEST_CASE("a bad serve line names the flag and what it expects") {
+  CHECK(refusal({"serve", "--bogus"}) == "unknown flag --bogus (see tarde --help)");
+  CHECK(refusal({"serve", "--bogus=1"}) == "unknown flag --bogus (see tarde --help)");
+  CHECK(refusal({"serve", "--listen"}) == "--listen needs a value (HOST:PORT)");
+  CHECK(refusal({"serve", "--listen", "nowhere"}) == "--listen: expected HOST:PORT, got 'nowhere'");
+  CHECK(refusal({"serve", "--metrics-listen", "h:99999"}) ==
+        "--metrics-listen: bad port in 'h:99999'");
+  CHECK(refusal({"serve", "--sync", "sometimes"}) ==
+        "--sync expects always or none, got 'sometimes'");
+  CHECK(refusal({"serve", "--log-level", "loud"}) ==
+        "--log-level expects trace, debug, info, warn, error or off, got 'loud'");
+  CHECK(refusal({"serve", "--log-format", "xml"}) ==
+        "--log-format expects text or json, got 'xml'");
+  CHECK(refusal({"serve", "--max-connections", "0"}) ==
+        "--max-connections expects a whole number from 1 to 1000000, got '0'");
+  CHECK(refusal({"serve", "--max-payload", "1e6"}) ==
+        "--max-payload expects a whole number from 1 to 67108864, got '1e6'");
+  CHECK(contains(refusal({"serve", "--idle-timeout", "5 minutes"}), "--idle-timeout must be"));
+  CHECK(refusal({"serve", "--data", ""}) == "--data expects a directory");
+  CHECK(refusal({"serve", "--data="}) == "--data needs a value (DIR)");
+  CHECK(refusal({"serve", "stray"}) == "unexpected argument 'stray' (see tarde --help)");
+}
+
+TEST_CASE("tarde's words: serve, help and version; anything else is refused") {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"-h"}, {"help"}, {"serve", "--help"}, {"serve", "--data", "d", "-h"}}) {
+    auto line = net::parse_command_line(args);
+    REQUIRE(line.is_ok());
+    CHECK(line.value().action == net::CommandLine::Action::kHelp);
+  }
+  for (const auto& args : std::vector<std::vector<std::string>>{{"--version"}, {"version"}}) {
+    auto line = net::parse_command_line(args);
+    REQUIRE(line.is_ok());
+    CHECK(line.value().action == net::CommandLine::Action::kVersion);
+  }
+  CHECK(refusal({"frobnicate"}) == "unknown command 'frobnicate' (see tarde --help)");
+  CHECK(refusal({"--data", "d"}) == "no command (see tarde --help)");
+  CHECK(refusal({}) == "no command (see tarde --help)");
+  CHECK(contains(net::version_text(), "tarde 0.1.0"));
+}
+
+TEST_CASE("tarde --help lists every flag of serve with its default, then the exit codes") {
+  const std::string help = net::usage_text();
+  for (const char* line :
+       {"  tarde serve [flags]     run the server",
+        "  --listen HOST:PORT          where clients connect (default 127.0.0.1:7400)",
+        "  --data DIR                  data directory, created if missing (default ./tarde-data)",
+        "                              none: survive kill -9 but not a power loss (default always)",
+        "  --max-connections N         connections at once; the next gets ERR OVERLOADED (default "
+        "10000)",
+        "  --max-payload BYTES         largest ENQUEUE payload (default 1048576)",
+        "  --auth-token-file F         require AUTH",
+        "  --metrics-listen HOST:PORT  serve GET /metrics",
+        "unless it waits in RESERVE or holds a lease; 0 = never (default 5m)",
+        "later; never handed out early; 0 = at the instant (default 10ms)",
+        "  --log-level L               trace, debug, info, warn, error or off;",
+        "debug logs every transition (default info)",
+        "  --log-format text|json      log lines for people, or one JSON object per line (default "
+        "text)",
+        "Exit codes of serve:", "  7  the data directory is damaged",
+        "A refused data directory is left exactly as it was"}) {
+    CHECK_MESSAGE(contains(help, line), line);
+  }
 }

@@ -101,9 +101,9 @@ TEST_CASE("a client that pipelines and never reads is paused, logged once, then 
 }
 
 TEST_CASE("the server listens on 127.0.0.1 unless told otherwise, and warns when reachable") {
-  auto options = net::parse_serve_flags({});
-  REQUIRE(options.is_ok());
-  CHECK(options.value().listen_host == "127.0.0.1");
+  auto line = net::parse_command_line({"serve"});
+  REQUIRE(line.is_ok());
+  CHECK(line.value().options.listen_host == "127.0.0.1");
 
   TempDir dir;
   CliRun run = run_program("/usr/bin/timeout",

@@ -101,3 +101,36 @@ TEST_CASE("tarde-bench w4 finds the whole backlog and the overdue probe after ki
   CHECK(has(restart, "\trestart_first_fire_ms\t"));
   CHECK(has(restart, "200 jobs held after the probe"));
 }
+
+TEST_CASE("tarde-bench refuses a bad command line with exit status 2 and says why") {
+  const ToolRun unknown = bench("w1 --port 7400 --bogus 1");
+  CHECK(unknown.status == 2);
+  CHECK(has(unknown, "tarde-bench: unknown flag --bogus (see tarde-bench --help)"));
+  const ToolRun missing = bench("w1 --port");
+  CHECK(missing.status == 2);
+  CHECK(has(missing, "tarde-bench: --port needs a value (P)"));
+  const ToolRun bad_port = bench("w1 --port=http");
+  CHECK(bad_port.status == 2);
+  CHECK(has(bad_port, "--port expects a whole number from 1 to 65535, got 'http'"));
+  const ToolRun bad_seconds = bench("w1 --port 7400 --seconds ten");
+  CHECK(bad_seconds.status == 2);
+  CHECK(has(bad_seconds, "--seconds must be a decimal number"));
+  const ToolRun bad_system = bench("w1 --port 7400 --system kafka");
+  CHECK(bad_system.status == 2);
+  CHECK(has(bad_system, "--system expects tarde, beanstalkd, redis or postgres, got 'kafka'"));
+  const ToolRun no_port = bench("w1 --connections 2");
+  CHECK(no_port.status == 2);
+  CHECK(has(no_port, "--port is needed for w1"));
+  const ToolRun unknown_workload = bench("w9 --port 7400");
+  CHECK(unknown_workload.status == 2);
+  CHECK(has(unknown_workload, "unknown workload 'w9'"));
+  CHECK(bench("").status == 2);
+  CHECK(bench("report").status == 2);
+
+  const ToolRun help = bench("--help");
+  CHECK(help.status == 0);
+  for (const char* text : {"usage: tarde-bench WORKLOAD", "--connections N", "(default 16)",
+                           "--seconds S", "(default 10)", "--delay-ms MS", "--claim-batch N"}) {
+    CHECK_MESSAGE(has(help, text), text);
+  }
+}

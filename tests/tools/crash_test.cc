@@ -94,9 +94,44 @@ TEST_SUITE("crash") {
     }
   }
 
-  TEST_CASE("usage errors exit 2") {
-    CHECK(run_campaign("--crash-points nowhere").status == 2);
-    CHECK(run_campaign("--clients 0").status == 2);
-    CHECK(run_campaign("stray").status == 2);
+  TEST_CASE("usage errors exit 2 and say what is wrong") {
+    const Campaign nowhere = run_campaign("--crash-points nowhere");
+    CHECK(nowhere.status == 2);
+    CHECK(nowhere.out.find("tarde-crash: --crash-points: unknown crash point 'nowhere'") !=
+          std::string::npos);
+    const Campaign no_clients = run_campaign("--clients 0");
+    CHECK(no_clients.status == 2);
+    CHECK(no_clients.out.find("--clients expects a whole number from 1 to 64, got '0'") !=
+          std::string::npos);
+    const Campaign stray = run_campaign("stray");
+    CHECK(stray.status == 2);
+    CHECK(stray.out.find("unexpected argument 'stray'") != std::string::npos);
+    const Campaign unknown = run_campaign("--seed 1 --bogus");
+    CHECK(unknown.status == 2);
+    CHECK(unknown.out.find("tarde-crash: unknown flag --bogus (see tarde-crash --help)") !=
+          std::string::npos);
+    const Campaign missing = run_campaign("--duration");
+    CHECK(missing.status == 2);
+    CHECK(missing.out.find("tarde-crash: --duration needs a value (SECONDS)") != std::string::npos);
+    const Campaign bad = run_campaign("--duration=1m");
+    CHECK(bad.status == 2);
+    CHECK(bad.out.find("--duration expects a whole number from 1 to 86400, got '1m'") !=
+          std::string::npos);
+    const Campaign switch_value = run_campaign("--keep=no");
+    CHECK(switch_value.status == 2);
+    CHECK(switch_value.out.find("--keep takes no value") != std::string::npos);
+    CHECK(unknown.out.find("usage: tarde-crash") != std::string::npos);  // the usage follows
+  }
+
+  TEST_CASE("--help lists every flag with its default") {
+    const Campaign help = run_campaign("--help");
+    CHECK(help.status == 0);
+    for (const char* text :
+         {"usage: tarde-crash [options]", "--seed N", "--duration SECONDS", "(default 60)",
+          "--kills N", "--clients N", "(default 4)", "--transactions N", "(default 400)",
+          "--crash-points LIST", "(default all)", "--data DIR", "--keep", "--server PATH",
+          "--dump PATH", "--verbose", "exit status:"}) {
+      CHECK_MESSAGE(help.out.find(text) != std::string::npos, text);
+    }
   }
 }

@@ -164,3 +164,39 @@ TEST_CASE("tarde-dump summary shows each queue's ready floor; check finds a requ
         std::string::npos);
   CHECK(check.out.find("1 violations") != std::string::npos);
 }
+
+TEST_CASE("tarde-dump refuses a bad command line with exit status 2 and says why") {
+  testing::TempDir dir;
+  populate(dir.path());
+  const std::string d = dir.path();
+  ToolRun unknown = run(d + " list --bogus");
+  CHECK(unknown.status == 2);
+  CHECK(unknown.out.find("tarde-dump: unknown flag --bogus (see tarde-dump --help)") !=
+        std::string::npos);
+  ToolRun missing = run(d + " list --limit");
+  CHECK(missing.status == 2);
+  CHECK(missing.out.find("tarde-dump: --limit needs a value (N)") != std::string::npos);
+  ToolRun bad = run(d + " list --limit ten");
+  CHECK(bad.status == 2);
+  CHECK(bad.out.find("--limit expects a whole number from 0 to") != std::string::npos);
+  ToolRun switch_value = run(d + " list --json=yes");
+  CHECK(switch_value.status == 2);
+  CHECK(switch_value.out.find("--json takes no value") != std::string::npos);
+  ToolRun extra = run(d + " tx A B");
+  CHECK(extra.status == 2);
+  CHECK(extra.out.find("unexpected argument 'B'") != std::string::npos);
+  ToolRun no_id = run(d + " tx");
+  CHECK(no_id.status == 2);
+  CHECK(no_id.out.find("tx needs an argument") != std::string::npos);
+  // Flags anywhere, in both spellings.
+  ToolRun limited = run("--limit=1 " + d + " list --state SENDING");
+  CHECK(limited.status == 0);
+  CHECK(limited.out.find("TX-DEAD") != std::string::npos);  // the first in id order
+  CHECK(limited.out.find("TX-READY") == std::string::npos);
+  ToolRun help = run("--help");
+  CHECK(help.status == 0);
+  for (const char* word : {"usage: tarde-dump", "--json", "--state S", "--queue Q", "--limit N",
+                           "(default 0)", "check"}) {
+    CHECK_MESSAGE(help.out.find(word) != std::string::npos, word);
+  }
+}

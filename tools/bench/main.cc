@@ -6,11 +6,13 @@
 //   tarde-bench cycle --port P ...        (W1 against tarde, the old usage)
 //   tarde-bench report RESULTS-FILE       (markdown tables with ratios to tarde)
 #include <cstdio>
-#include <cstdlib>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "base/cli_flags.h"
+#include "net/wire/tokens.h"
 #include "tools/bench/report.h"
 #include "tools/bench/workloads.h"
 
@@ -18,79 +20,128 @@ namespace {
 
 using tarde::bench::Options;
 
-int usage() {
-  std::fputs(
-      "usage: tarde-bench WORKLOAD --system tarde|beanstalkd|redis|postgres --port P [options]\n"
-      "       tarde-bench w4-index --count N --data-dir NEW-DIR  (retry index after N fires)\n"
-      "       tarde-bench cycle --port P [options]     (w1 against tarde)\n"
-      "       tarde-bench report RESULTS-FILE\n"
-      "workloads: w1 (full cycle), w2 (deferred retry), w3 (burst), w4-load and w4-restart\n"
-      "           (scale and crash restart), w5 (churn)\n"
-      "options: --host H --label NAME --connections N --seconds S --payload BYTES\n"
-      "         --server-pid PID --data-dir DIR --rate R --count N --delay-ms MS\n"
-      "         --sample-s S --since-ns NS --poll-ms MS --claim-batch N --queue Q\n",
-      stderr);
-  return 2;
+constexpr int kExitUsage = 2;
+
+constexpr const char* kDescription = R"(usage: tarde-bench WORKLOAD --system S --port P [options]
+       tarde-bench w4-index --count N --data-dir NEW-DIR   (retry index after N fires)
+       tarde-bench cycle --port P [options]                (w1 against tarde)
+       tarde-bench report RESULTS-FILE                     (markdown tables of RESULT lines)
+
+workloads: w1 (full cycle), w2 (deferred retry), w3 (burst), w4-load and w4-restart
+           (scale and crash restart), w5 (churn); see docs/benchmarks.md
+)";
+
+// tarde-bench's flags, storing into *o.
+void define_flags(CLI::App& app, Options* o) {
+  using tarde::add_number_flag;
+  using tarde::add_parsed_flag;
+  using tarde::add_text_flag;
+  const Options defaults;
+  auto decimal = [](const char* name) {
+    return [name](const std::string& value) { return tarde::net::parse_decimal(value, name); };
+  };
+  app.name("tarde-bench");
+  app.description(kDescription);
+  app.get_help_ptr()->group("options");
+  app.option_defaults()->group("options");
+  add_parsed_flag(
+      app, "--system", "the system measured: tarde, beanstalkd, redis or postgres",
+      &o->target.system,
+      [](const std::string& value) {
+        return tarde::parse_choice("--system", value, {"tarde", "beanstalkd", "redis", "postgres"});
+      })
+      ->type_name("S")
+      ->default_str("tarde");
+  add_text_flag(app, "--label",
+                "the system's name in the results, such as redis-always (default: S)", &o->label)
+      ->type_name("NAME");
+  add_text_flag(app, "--host", "the server's host", &o->target.host)
+      ->type_name("H")
+      ->default_str(defaults.target.host);
+  add_number_flag(app, "--port", "the server's port (needed but for w4-index)", &o->target.port, 1,
+                  65535)
+      ->type_name("P");
+  add_text_flag(app, "--queue", "queue, tube, key prefix or table tag", &o->target.queue)
+      ->type_name("Q")
+      ->default_str(defaults.target.queue);
+  add_number_flag(app, "--payload", "payload size", &o->target.payload_bytes, 0, 64 << 20)
+      ->type_name("BYTES")
+      ->default_str(std::to_string(defaults.target.payload_bytes));
+  add_number_flag(app, "--poll-ms",
+                  "postgres: poll interval of an empty reserve; redis: longest sleep of the "
+                  "due-job mover",
+                  &o->target.poll_interval_ms, 0, 60'000)
+      ->type_name("MS")
+      ->default_str(std::to_string(defaults.target.poll_interval_ms));
+  add_number_flag(app, "--claim-batch", "postgres: jobs claimed per poll", &o->target.claim_batch,
+                  1, 100'000)
+      ->default_str(std::to_string(defaults.target.claim_batch));
+  add_number_flag(app, "--connections", "client connections", &o->connections, 1, 100'000)
+      ->default_str(std::to_string(defaults.connections));
+  add_parsed_flag(app, "--seconds", "measured duration", &o->seconds, decimal("--seconds"))
+      ->type_name("S")
+      ->default_str(tarde::net::format_decimal(defaults.seconds));
+  add_number_flag(app, "--server-pid",
+                  "the server's pid, for CPU and memory figures (default: not measured)",
+                  &o->server_pid, 0, std::numeric_limits<int>::max())
+      ->type_name("PID");
+  add_text_flag(app, "--data-dir",
+                "the server's data directory, for disk figures (default: not measured); "
+                "w4-index: a new directory",
+                &o->data_dir)
+      ->type_name("DIR");
+  add_parsed_flag(app, "--rate", "w2: offered retries per second; 0 = closed loop (overload)",
+                  &o->rate, decimal("--rate"))
+      ->type_name("R")
+      ->default_str(tarde::net::format_decimal(defaults.rate));
+  add_number_flag(app, "--count", "w3 burst size, w4 backlog, w5 transaction set", &o->count, 1,
+                  1'000'000'000)
+      ->default_str(std::to_string(defaults.count));
+  add_number_flag(app, "--delay-ms", "w2, w5: wait before the retry", &o->delay_ms, 0,
+                  tarde::net::kDurationMsMax)
+      ->type_name("MS")
+      ->default_str(std::to_string(defaults.delay_ms));
+  add_parsed_flag(app, "--sample-s", "w5: disk size sampled this often", &o->sample_seconds,
+                  decimal("--sample-s"))
+      ->type_name("S")
+      ->default_str(tarde::net::format_decimal(defaults.sample_seconds));
+  add_number_flag(app, "--since-ns", "w4-restart: when the server process was started (epoch ns)",
+                  &o->since_ns, 0, std::numeric_limits<int64_t>::max())
+      ->type_name("NS")
+      ->default_str(std::to_string(defaults.since_ns));
 }
 
-bool parse_flags(const std::vector<std::string>& args, Options* o) {
-  for (size_t i = 1; i < args.size(); i += 2) {
-    if (i + 1 >= args.size()) return false;
-    const std::string& flag = args[i];
-    const std::string& value = args[i + 1];
-    const double number = std::strtod(value.c_str(), nullptr);
-    if (flag == "--system")
-      o->target.system = value;
-    else if (flag == "--label")
-      o->label = value;
-    else if (flag == "--host")
-      o->target.host = value;
-    else if (flag == "--port")
-      o->target.port = static_cast<uint16_t>(number);
-    else if (flag == "--queue")
-      o->target.queue = value;
-    else if (flag == "--payload")
-      o->target.payload_bytes = static_cast<size_t>(number);
-    else if (flag == "--poll-ms")
-      o->target.poll_interval_ms = static_cast<int>(number);
-    else if (flag == "--claim-batch")
-      o->target.claim_batch = std::max(1, static_cast<int>(number));
-    else if (flag == "--connections")
-      o->connections = std::max(1, static_cast<int>(number));
-    else if (flag == "--seconds")
-      o->seconds = number;
-    else if (flag == "--server-pid")
-      o->server_pid = static_cast<int>(number);
-    else if (flag == "--data-dir")
-      o->data_dir = value;
-    else if (flag == "--rate")
-      o->rate = number;
-    else if (flag == "--count")
-      o->count = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--delay-ms")
-      o->delay_ms = static_cast<int64_t>(number);
-    else if (flag == "--sample-s")
-      o->sample_seconds = number;
-    else if (flag == "--since-ns")
-      o->since_ns = std::strtoll(value.c_str(), nullptr, 10);
-    else
-      return false;
-  }
-  return o->target.port != 0 || o->workload == "w4-index";
+std::string usage_text() {
+  Options unused;  // the flags need somewhere to store; help stores nothing
+  return tarde::help_text([&unused](CLI::App& app) { define_flags(app, &unused); });
+}
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "tarde-bench: %s\n\n%s", message.c_str(), usage_text().c_str());
+  return kExitUsage;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) return usage();
-  if (args[0] == "report") {
-    return args.size() == 2 ? tarde::bench::print_report(args[1]) : usage();
-  }
   Options options;
-  options.workload = args[0] == "cycle" ? "w1" : args[0];
   options.target.system = "tarde";
-  if (!parse_flags(args, &options)) return usage();
+  std::vector<std::string> words;
+  auto outcome =
+      tarde::parse_flags([&options](CLI::App& app) { define_flags(app, &options); }, args, &words);
+  if (!outcome.is_ok()) return usage_error(outcome.status().message());
+  if (outcome.value() == tarde::FlagsOutcome::kHelp) {
+    std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (words.empty()) return usage_error("needs a workload");
+  if (words[0] == "report") {
+    if (words.size() != 2) return usage_error("report takes one results file");
+    return tarde::bench::print_report(words[1]);
+  }
+  if (words.size() > 1) return usage_error("unexpected argument '" + words[1] + "'");
+  options.workload = words[0] == "cycle" ? "w1" : words[0];
   options.target.run_tag = std::to_string(tarde::bench::wall_now_us() / 1000);
   using Runner = int (*)(const Options&);
   const std::map<std::string, Runner> runners = {
@@ -99,6 +150,9 @@ int main(int argc, char** argv) {
       {"w4-restart", tarde::bench::run_w4_restart}, {"w5", tarde::bench::run_w5_churn},
       {"w4-index", tarde::bench::run_w4_index}};
   const auto runner = runners.find(options.workload);
-  if (runner == runners.end()) return usage();
+  if (runner == runners.end()) return usage_error("unknown workload '" + words[0] + "'");
+  if (options.target.port == 0 && options.workload != "w4-index") {
+    return usage_error("--port is needed for " + words[0]);
+  }
   return runner->second(options);
 }

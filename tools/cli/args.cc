@@ -1,12 +1,12 @@
-// Command-line parsing of tarde-cli: argv to an Invocation, and an
-// Invocation to one protocol request. Every argument is checked with the
-// server's own token parsers (net/wire/tokens.h), so a mistake is a usage error
-// (exit 2) with a message, not a round trip.
+// Command-line parsing of tarde-cli: argv to an Invocation (CLI11 reads the
+// flags, base/cli_flags.h), and an Invocation to one protocol request. Every
+// argument is checked with the server's own token parsers (net/wire/tokens.h),
+// so a mistake is a usage error (exit 2) with a message, not a round trip.
 #include <algorithm>
-#include <charconv>
 #include <fstream>
 #include <sstream>
 
+#include "base/cli_flags.h"
 #include "net/wire/tokens.h"
 #include "tools/cli/cli.h"
 
@@ -16,20 +16,32 @@ namespace {
 // The form of a command flag's value.
 enum class FlagKind { kDuration, kDecimal, kCount, kReason, kSwitch, kText, kFile };
 
+// A command flag: its form, and how --help explains it. The enqueue flags
+// that are not given take the queue's CONFIG.
 struct FlagSpec {
   std::string_view name;  // without "--"
   FlagKind kind;
+  std::string_view value_name;  // in the help and in errors; empty for a switch
+  std::string_view description;
 };
 
 constexpr FlagSpec kFlags[] = {
-    {"payload", FlagKind::kText},       {"payload-file", FlagKind::kFile},
-    {"max-attempts", FlagKind::kCount}, {"base", FlagKind::kDuration},
-    {"factor", FlagKind::kDecimal},     {"cap", FlagKind::kDuration},
-    {"jitter", FlagKind::kDecimal},     {"strict-cap", FlagKind::kSwitch},
-    {"deadline", FlagKind::kDuration},  {"sent", FlagKind::kSwitch},
-    {"delay", FlagKind::kDuration},     {"wait", FlagKind::kDuration},
-    {"reason", FlagKind::kReason},      {"retry-after", FlagKind::kDuration},
-    {"limit", FlagKind::kCount},
+    {"payload", FlagKind::kText, "TEXT", "enqueue: the payload (default: empty)"},
+    {"payload-file", FlagKind::kFile, "F", "enqueue: the payload is the content of file F"},
+    {"max-attempts", FlagKind::kCount, "N", "enqueue: attempts, the original included"},
+    {"base", FlagKind::kDuration, "DUR", "enqueue: the wait before the first retry"},
+    {"factor", FlagKind::kDecimal, "F", "enqueue: each retry waits F times the one before"},
+    {"cap", FlagKind::kDuration, "DUR", "enqueue: the longest wait before jitter"},
+    {"jitter", FlagKind::kDecimal, "F", "enqueue: each wait varies by up to this share (0-1)"},
+    {"strict-cap", FlagKind::kSwitch, "", "enqueue: no wait above --cap, jitter included"},
+    {"deadline", FlagKind::kDuration, "DUR", "enqueue: FAILED rather than retry after this long"},
+    {"sent", FlagKind::kSwitch, "", "enqueue: attempt 1 already went out (IN_FLIGHT)"},
+    {"delay", FlagKind::kDuration, "DUR",
+     "enqueue: attempt 1 waits like a retry; release: ready again after DUR"},
+    {"wait", FlagKind::kDuration, "DUR", "reserve: wait up to DUR for a request (default: 0)"},
+    {"reason", FlagKind::kReason, "R", "release, respond, resolve: the reason recorded"},
+    {"retry-after", FlagKind::kDuration, "DUR", "respond: the wait instead of the computed one"},
+    {"limit", FlagKind::kCount, "N", "history, deadletters: the newest or first N only"},
 };
 
 // The form of a positional argument.
@@ -82,67 +94,55 @@ const CommandSpec* find_command(std::string_view name) {
 Status usage(std::string message) { return Status::invalid_argument(std::move(message)); }
 
 Result<uint16_t> parse_port(const std::string& text) {
-  unsigned value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value == 0 ||
-      value > 65535) {
-    return usage("--port expects a number from 1 to 65535, got '" + text + "'");
-  }
-  return static_cast<uint16_t>(value);
+  auto port = parse_whole_number("--port", text, 1, 65535);
+  if (!port.is_ok()) return usage("--port expects a number from 1 to 65535, got '" + text + "'");
+  return static_cast<uint16_t>(port.value());
 }
 
-// Applies a global flag; false when `name` is not one.
-Result<bool> apply_global(const std::string& name, const std::string& value, GlobalOptions* g) {
-  if (name == "host") {
-    g->host = value;
-  } else if (name == "port") {
-    auto port = parse_port(value);
-    if (!port.is_ok()) return port.status();
-    g->port = port.value();
-  } else if (name == "token-file") {
-    g->token_file = value;
-  } else if (name == "timeout") {
-    auto ms = net::parse_duration_ms(value, "--timeout");
-    if (!ms.is_ok() || ms.value() == 0) return usage("--timeout expects a duration such as 10s");
-    g->timeout = std::chrono::milliseconds(ms.value());
-  } else {
-    return false;
-  }
-  return true;
+Result<std::chrono::milliseconds> parse_timeout(const std::string& text) {
+  auto ms = net::parse_duration_ms(text, "--timeout");
+  if (!ms.is_ok() || ms.value() == 0) return usage("--timeout expects a duration such as 10s");
+  return std::chrono::milliseconds(ms.value());
 }
 
-bool is_global_valued(std::string_view name) {
-  return name == "host" || name == "port" || name == "token-file" || name == "timeout";
-}
-
-// Handles argv[i], a "--name[=value]" flag, advancing i past a separate value.
-Status take_flag(const std::vector<std::string>& args, size_t* i, Invocation* inv) {
-  std::string name = args[*i].substr(2);
-  std::optional<std::string> value;
-  if (const size_t eq = name.find('='); eq != std::string::npos) {
-    value = name.substr(eq + 1);
-    name = name.substr(0, eq);
+// tarde-cli's flags: the global ones into inv->global, the commands' ones
+// into inv->flags (in the order of kFlags; build_request checks their forms).
+void define_flags(CLI::App& app, Invocation* inv) {
+  const GlobalOptions defaults;
+  GlobalOptions* g = &inv->global;
+  app.name("tarde-cli");
+  app.description(usage_head());
+  app.footer(usage_tail());
+  app.option_defaults()->group("Global flags (anywhere on the line)");
+  add_text_flag(app, "--host", "server host", &g->host)->type_name("H")->default_str(defaults.host);
+  add_parsed_flag(app, "--port", "server port", &g->port, parse_port)
+      ->type_name("P")
+      ->default_str(std::to_string(defaults.port));
+  add_text_flag(app, "--token-file", "send AUTH with the token on the first line of F",
+                &g->token_file)
+      ->type_name("F");
+  add_parsed_flag(app, "--timeout",
+                  "bound on connecting and on each reply;\na RESERVE's --wait is added to it",
+                  &g->timeout, parse_timeout)
+      ->type_name("DUR")
+      ->default_str(net::format_duration_ms(defaults.timeout.count()));
+  app.add_flag("--raw", g->raw, "print the server's reply verbatim, for scripts");
+  app.get_help_ptr()->group("Global flags (anywhere on the line)");
+  app.option_defaults()->group("Flags of the commands (see Commands above)");
+  for (const FlagSpec& spec : kFlags) {
+    const std::string name = "--" + std::string(spec.name);
+    const std::string description(spec.description);
+    if (spec.kind == FlagKind::kSwitch) {
+      app.add_flag_callback(
+          name, [inv, &spec] { inv->flags.emplace_back(spec.name, ""); }, description);
+      continue;
+    }
+    // The value's form is checked by build_request, once the command is known.
+    add_value_flag(app, name, description, [inv, &spec](const std::string& value) {
+      inv->flags.emplace_back(spec.name, value);
+      return Status::ok();
+    })->type_name(std::string(spec.value_name));
   }
-  if (name == "help") {
-    inv->global.help = true;
-    return Status::ok();
-  }
-  if (name == "raw") {
-    inv->global.raw = true;
-    return Status::ok();
-  }
-  const FlagSpec* spec = find_flag(name);
-  const bool takes_value = is_global_valued(name) || (spec && spec->kind != FlagKind::kSwitch);
-  if (!spec && !takes_value) return usage("unknown flag --" + name + " (see tarde-cli --help)");
-  if (!takes_value && value) return usage("--" + name + " takes no value");
-  if (takes_value && !value) {
-    if (*i + 1 >= args.size()) return usage("--" + name + " needs a value");
-    value = args[++*i];
-  }
-  auto global = apply_global(name, value.value_or(""), &inv->global);
-  if (!global.is_ok()) return global.status();
-  if (!global.value()) inv->flags.emplace_back(name, value.value_or(""));
-  return Status::ok();
 }
 
 Status check_flag_value(const FlagSpec& spec, const std::string& value) {
@@ -229,24 +229,20 @@ bool is_command(std::string_view word) { return find_command(word) != nullptr; }
 
 bool flag_takes_value(std::string_view name) {
   const FlagSpec* spec = find_flag(name);
-  return is_global_valued(name) || (spec && spec->kind != FlagKind::kSwitch);
+  const bool global = name == "host" || name == "port" || name == "token-file" || name == "timeout";
+  return global || (spec && spec->kind != FlagKind::kSwitch);
+}
+
+std::string usage_text() {
+  Invocation unused;  // the flags need somewhere to store; help stores nothing
+  return help_text([&unused](CLI::App& app) { define_flags(app, &unused); });
 }
 
 Result<Invocation> parse_argv(const std::vector<std::string>& args) {
   Invocation inv;
-  bool flags_done = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (!flags_done && arg == "--") {
-      flags_done = true;
-    } else if (!flags_done && (arg == "-h")) {
-      inv.global.help = true;
-    } else if (!flags_done && arg.size() > 2 && arg.rfind("--", 0) == 0) {
-      TARDE_RETURN_IF_ERROR(take_flag(args, &i, &inv));
-    } else {
-      inv.words.push_back(arg);
-    }
-  }
+  auto outcome = parse_flags([&inv](CLI::App& app) { define_flags(app, &inv); }, args, &inv.words);
+  if (!outcome.is_ok()) return outcome.status();
+  inv.global.help = outcome.value() == FlagsOutcome::kHelp;
   return inv;
 }
 

@@ -50,13 +50,20 @@ struct Request {
   std::optional<std::string> payload;
 };
 
-// The full --help text.
+// The full --help text: usage_head(), every flag with its default, then
+// usage_tail().
 std::string usage_text();
+// The parts of the --help text before the flags (usage, commands) and after
+// them (forms, output, the shell, exit status, examples).
+const char* usage_head();
+const char* usage_tail();
 // The text of the shell's `help`.
 std::string shell_help_text();
 
-// Splits argv (without the program name). invalid_argument with a message
-// for people when a flag is unknown or lacks its value.
+// Splits argv (without the program name): flags anywhere, `--flag value` or
+// `--flag=value`, and the other words in order (all of them after a lone
+// `--`). invalid_argument with a message for people when a flag is unknown,
+// lacks its value, or a global flag's value is wrong.
 Result<Invocation> parse_argv(const std::vector<std::string>& args);
 
 // Builds the protocol request for invocation.words[0] (a command other than

@@ -1,24 +1,16 @@
 // The help texts of tarde-cli, kept apart from the parsing so that each reads
-// as the documentation it is.
+// as the documentation it is. The flags' lines of --help come from their
+// definitions (args.cc), between usage_head() and usage_tail().
 #include "tools/cli/cli.h"
 
 namespace tarde::cli {
 
-std::string usage_text() {
+const char* usage_head() {
   return R"(tarde-cli - talk to a tarde server
 
 Usage:
   tarde-cli [global flags] <command> [arguments] [flags]
   tarde-cli [global flags] [shell]          interactive mode (the default)
-
-Global flags (anywhere on the line):
-  --host H           server host (default 127.0.0.1)
-  --port P           server port (default 7400)
-  --token-file F     send AUTH with the token on the first line of F
-  --timeout DUR      bound on connecting and on each reply (default 30s;
-                     a RESERVE's --wait is added to it)
-  --raw              print the server's reply verbatim, for scripts
-  --help, -h         show this text
 
 Commands:
   enqueue QUEUE TX [--payload TEXT | --payload-file F] [--max-attempts N]
@@ -52,12 +44,16 @@ Commands:
   stats              server figures
   ping               check the server answers
   shell              interactive mode (see below)
+)";
+}
 
-Forms: QUEUE is 1-64 of A-Z a-z 0-9 _ . -; TX is 1-200 printable bytes
+const char* usage_tail() {
+  return R"(Forms: QUEUE is 1-64 of A-Z a-z 0-9 _ . -; TX is 1-200 printable bytes
 without spaces; N is an attempt, 1-1000; DUR is a whole number with unit
 ms, s, m, h or d (1500ms, 2h; no unit means ms); F is a decimal (1.6);
 R is a reason, 1-200 printable bytes without spaces. Answers and states
-may be given in lower case.
+may be given in lower case. After a lone --, every word is an argument, even
+one that starts with - (tarde-cli get -- --odd-id).
 
 Output: summaries, records and settings as labelled lists, HISTORY and
 DEADLETTERS as aligned tables. Times are shown in UTC ISO-8601, relative to

@@ -23,15 +23,15 @@ std::string binary_dir(const char* argv0) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    std::fputs(tarde::crash::usage_text(), stdout);
-    return 0;
-  }
   auto options = tarde::crash::parse_options(args, binary_dir(argv[0]));
   if (!options.is_ok()) {
     std::fprintf(stderr, "tarde-crash: %s\n\n%s", options.status().message().c_str(),
-                 tarde::crash::usage_text());
+                 tarde::crash::usage_text().c_str());
     return tarde::crash::kExitUsage;
+  }
+  if (options.value().help) {
+    std::fputs(tarde::crash::usage_text().c_str(), stdout);
+    return 0;
   }
   return tarde::crash::run_campaign(options.value());
 }

@@ -1,24 +1,23 @@
 #include "tools/crash/options.h"
 
-#include <charconv>
 #include <random>
 
-#include "net/server/command_line.h"
+#include "base/cli_flags.h"
 
 namespace tarde::crash {
 namespace {
 
-Result<uint64_t> parse_number(const std::string& flag, const std::string& text, uint64_t min,
-                              uint64_t max) {
-  uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < min ||
-      value > max) {
-    return Status::invalid_argument(flag + " expects a whole number from " + std::to_string(min) +
-                                    " to " + std::to_string(max) + ", got '" + text + "'");
-  }
-  return value;
-}
+constexpr const char* kDescription = R"(usage: tarde-crash [options]
+
+Runs the real tarde server, drives concurrent clients through whole retry
+lifecycles, kills the server with SIGKILL at random instants and at named
+crash points, restarts it on the same data, and checks tarde's five
+guarantees (docs/design.md) plus `tarde-dump check` after every restart and
+at the end.
+)";
+
+constexpr const char* kFooter =
+    "exit status: 0 no violations, 1 violations, 2 usage error, 3 the server could not start\n";
 
 Result<std::vector<std::string>> parse_points(const std::string& text) {
   if (text == "all") return all_crash_points();
@@ -37,43 +36,52 @@ Result<std::vector<std::string>> parse_points(const std::string& text) {
   return points;
 }
 
-// Applies one flag that takes a value. invalid_argument when it is unknown or
-// its value is bad.
-Status apply_valued(const std::string& flag, const std::string& value, CampaignOptions* o) {
-  if (flag == "--seed") {
-    auto n = parse_number(flag, value, 0, UINT64_MAX);
-    if (!n.is_ok()) return n.status();
-    o->seed = n.value();
-  } else if (flag == "--duration") {
-    auto n = parse_number(flag, value, 1, 86'400);
-    if (!n.is_ok()) return n.status();
-    o->duration = std::chrono::seconds(n.value());
-  } else if (flag == "--kills") {
-    auto n = parse_number(flag, value, 0, 1'000'000);
-    if (!n.is_ok()) return n.status();
-    o->kills_max = n.value();
-  } else if (flag == "--clients") {
-    auto n = parse_number(flag, value, 1, 64);
-    if (!n.is_ok()) return n.status();
-    o->clients = static_cast<uint32_t>(n.value());
-  } else if (flag == "--transactions") {
-    auto n = parse_number(flag, value, 1, 1'000'000);
-    if (!n.is_ok()) return n.status();
-    o->transactions = n.value();
-  } else if (flag == "--crash-points") {
-    auto points = parse_points(value);
-    if (!points.is_ok()) return points.status();
-    o->crash_points = points.value();
-  } else if (flag == "--data") {
-    o->data_dir = value;
-  } else if (flag == "--server") {
-    o->server_path = value;
-  } else if (flag == "--dump") {
-    o->dump_path = value;
-  } else {
-    return Status::invalid_argument("unknown flag " + flag);
-  }
-  return Status::ok();
+std::string point_list() {
+  std::string list;
+  for (const std::string& point : all_crash_points()) list += (list.empty() ? "" : ", ") + point;
+  return list;
+}
+
+// tarde-crash's flags, storing into *o.
+void define_flags(CLI::App& app, CampaignOptions* o) {
+  const CampaignOptions defaults;
+  app.name("tarde-crash");
+  app.description(kDescription);
+  app.footer(kFooter);
+  app.get_help_ptr()->group("options");
+  app.option_defaults()->group("options");
+  add_number_flag(app, "--seed", "random seed (default: drawn; printed so a run can be replayed)",
+                  &o->seed, 0, UINT64_MAX);
+  add_parsed_flag(app, "--duration", "how long to run before draining", &o->duration,
+                  [](const std::string& value) -> Result<std::chrono::seconds> {
+                    auto n = parse_whole_number("--duration", value, 1, 86'400);
+                    if (!n.is_ok()) return n.status();
+                    return std::chrono::seconds(n.value());
+                  })
+      ->type_name("SECONDS")
+      ->default_str(std::to_string(defaults.duration.count()));
+  add_number_flag(app, "--kills", "stop as soon as N kills happened; 0 = run the duration",
+                  &o->kills_max, 0, 1'000'000)
+      ->default_str(std::to_string(defaults.kills_max));
+  add_number_flag(app, "--clients", "concurrent client connections", &o->clients, 1, 64)
+      ->default_str(std::to_string(defaults.clients));
+  add_number_flag(app, "--transactions", "transactions to create over the run", &o->transactions, 1,
+                  1'000'000)
+      ->default_str(std::to_string(defaults.transactions));
+  add_parsed_flag(app, "--crash-points",
+                  "all, none, or NAME,NAME,... armed at random restarts:\n" + point_list(),
+                  &o->crash_points, parse_points)
+      ->type_name("LIST")
+      ->default_str("all");
+  add_text_flag(app, "--data", "data directory (default: a fresh temp dir)", &o->data_dir)
+      ->type_name("DIR");
+  app.add_flag("--keep", o->keep, "keep the data directory (it is kept anyway on violations)");
+  add_text_flag(app, "--server", "the tarde binary (default: next to tarde-crash)", &o->server_path)
+      ->type_name("PATH");
+  add_text_flag(app, "--dump", "the tarde-dump binary (default: next to tarde-crash)",
+                &o->dump_path)
+      ->type_name("PATH");
+  app.add_flag("--verbose", o->verbose, "log every kill, restart and unusual reply");
 }
 
 }  // namespace
@@ -86,33 +94,9 @@ const std::vector<std::string>& all_crash_points() {
   return points;
 }
 
-const char* usage_text() {
-  return R"(usage: tarde-crash [options]
-
-Runs the real tarde server, drives concurrent clients through whole retry
-lifecycles, kills the server with SIGKILL at random instants and at named
-crash points, restarts it on the same data, and checks tarde's five
-guarantees (docs/design.md) plus `tarde-dump check` after every restart and
-at the end.
-
-options:
-  --seed N                  random seed (default: drawn; printed so a run can be replayed)
-  --duration SECONDS        how long to run before draining (default 60)
-  --kills N                 stop as soon as N kills happened (default 0: run the duration)
-  --clients N               concurrent client connections (default 4)
-  --transactions N          transactions to create over the run (default 400)
-  --crash-points LIST       all, none, or NAME,NAME,... armed at random restarts
-                            (default all): commit.before_write, commit.after_write,
-                            timer.after_fire, reserve.after_hand_out,
-                            recovery.after_repair, wheel.after_page
-  --data DIR                data directory (default: a fresh temp dir)
-  --keep                    keep the data directory (it is kept anyway on violations)
-  --server PATH             the tarde binary (default: next to tarde-crash)
-  --dump PATH               the tarde-dump binary (default: next to tarde-crash)
-  --verbose                 log every kill, restart and unusual reply
-
-exit status: 0 no violations, 1 violations, 2 usage error, 3 the server could not start
-)";
+std::string usage_text() {
+  CampaignOptions unused;  // the flags need somewhere to store; help stores nothing
+  return help_text([&unused](CLI::App& app) { define_flags(app, &unused); });
 }
 
 Result<CampaignOptions> parse_options(const std::vector<std::string>& args,
@@ -120,18 +104,9 @@ Result<CampaignOptions> parse_options(const std::vector<std::string>& args,
   CampaignOptions o;
   o.seed = std::random_device{}();
   o.crash_points = all_crash_points();
-  TARDE_RETURN_IF_ERROR(net::for_each_flag(
-      args, {"--keep", "--verbose"}, [&](const std::string& flag, const std::string& value) {
-        if (flag == "--keep") {
-          o.keep = true;
-          return Status::ok();
-        }
-        if (flag == "--verbose") {
-          o.verbose = true;
-          return Status::ok();
-        }
-        return apply_valued(flag, value, &o);
-      }));
+  auto outcome = parse_flags([&o](CLI::App& app) { define_flags(app, &o); }, args);
+  if (!outcome.is_ok()) return outcome.status();
+  o.help = outcome.value() == FlagsOutcome::kHelp;
   if (o.server_path.empty()) o.server_path = binary_dir + "/tarde";
   if (o.dump_path.empty()) o.dump_path = binary_dir + "/tarde-dump";
   return o;

@@ -30,14 +30,17 @@ struct CampaignOptions {
   std::string server_path;
   std::string dump_path;
   bool verbose = false;
+  bool help = false;  // --help: print usage_text() instead of running
 };
 
-// The usage text printed by --help and after a usage error.
-const char* usage_text();
+// The usage text printed by --help and after a usage error: every flag with
+// its default.
+std::string usage_text();
 
-// Parses argv (without the program name). `binary_dir` is where the tarde and
-// tarde-dump binaries are looked for when --server/--dump are absent.
-// invalid_argument with a message for a usage error.
+// Parses argv (without the program name): `--flag value` or `--flag=value`.
+// `binary_dir` is where the tarde and tarde-dump binaries are looked for when
+// --server/--dump are absent. invalid_argument with a message that names the
+// flag and what it expects for a usage error.
 Result<CampaignOptions> parse_options(const std::vector<std::string>& args,
                                       const std::string& binary_dir);
 

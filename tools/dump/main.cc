@@ -10,6 +10,7 @@
 #include "storage/rocks_kv.h"
 #include "storage/store.h"
 #include "storage/store_open.h"
+#include "tools/dump/command_line.h"
 #include "tools/dump/dump.h"
 
 namespace {
@@ -19,29 +20,8 @@ constexpr int kExitViolations = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitUnreadable = 3;
 
-const char* kUsage = R"(usage: tarde-dump <data-dir> <command> [options] [--json]
-
-commands:
-  summary                      counts by state and queue, ready and dead per queue,
-                               retry index size with its earliest and latest instants,
-                               each queue's ready floor (where a restart reads from)
-  tx ID                        one transaction's record and full history
-  list [--state S] [--queue Q] [--limit N]
-                               transactions in id order
-  due [--limit N]              the retry index in time order
-  ready QUEUE [--limit N]      a queue's ready requests in hand-out order
-  dead QUEUE [--limit N]       a queue's dead letters
-  check                        every invariant; exit status 1 and one line per violation
-
-It opens the directory as a RocksDB secondary instance, so it works on a
-stopped server's data and on a running server's without disturbing it.
-A damaged store is read up to the damage, after a line saying what is wrong
-(exit status 3); a RocksDB that is not a tarde store is named as such, with
-its column families. Nothing is ever written into the data directory.
-)";
-
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "tarde-dump: %s\n\n%s", message.c_str(), kUsage);
+  std::fprintf(stderr, "tarde-dump: %s\n\n%s", message.c_str(), tarde::tools::usage_text().c_str());
   return kExitUsage;
 }
 
@@ -85,39 +65,14 @@ int dump_damaged(const std::string& dir, const tarde::Status& problem,
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    std::fputs(kUsage, stdout);
-    return 0;
-  }
-  if (args.size() < 2) return usage_error("needs a data directory and a command");
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  std::string dir;
   tarde::tools::DumpRequest request;
-  const std::string dir = args[0];
-  request.command = args[1];
-  for (size_t i = 2; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    auto value = [&]() -> std::string { return i + 1 < args.size() ? args[++i] : ""; };
-    if (arg == "--json") {
-      request.json = true;
-    } else if (arg == "--state") {
-      request.state = value();
-    } else if (arg == "--queue") {
-      request.queue = value();
-    } else if (arg == "--limit") {
-      const std::string n = value();
-      char* end = nullptr;
-      request.limit = std::strtoull(n.c_str(), &end, 10);
-      if (n.empty() || *end != '\0') return usage_error("--limit expects a number");
-    } else if (request.argument.empty() && arg.rfind("--", 0) != 0) {
-      request.argument = arg;
-    } else {
-      return usage_error("unexpected argument '" + arg + "'");
-    }
-  }
-  const bool needs_argument =
-      request.command == "tx" || request.command == "ready" || request.command == "dead";
-  if (needs_argument && request.argument.empty()) {
-    return usage_error(request.command + " needs an argument");
+  auto outcome = tarde::tools::parse_command_line(args, &dir, &request);
+  if (!outcome.is_ok()) return usage_error(outcome.status().message());
+  if (outcome.value() == tarde::FlagsOutcome::kHelp) {
+    std::fputs(tarde::tools::usage_text().c_str(), stdout);
+    return 0;
   }
   if (!std::filesystem::exists(dir + "/CURRENT")) {
     std::fprintf(stderr, "tarde-dump: %s is not a tarde data directory (no CURRENT file)\n",

@@ -5,13 +5,14 @@
 // million pending retries) in minutes instead of hours.
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "base/cli_flags.h"
+#include "base/system_clock.h"
 #include "engine/engine.h"
 #include "engine/random.h"
-#include "base/system_clock.h"
 #include "storage/rocks_kv.h"
 #include "storage/staged_kv.h"
 #include "storage/store.h"
@@ -24,18 +25,9 @@ constexpr int kExitFailed = 3;
 // spread, small enough that the overlay stays a few MB.
 constexpr size_t kTransitionsPerWrite = 4096;
 
-const char* kUsage = R"(usage: tarde-fill <data-dir> --count N [options]
+constexpr const char* kDescription = R"(usage: tarde-fill <data-dir> --count N [options]
 
 Writes N new transactions into a data directory that no server is using.
-  --queue Q            queue (default q)
-  --prefix P           tx_ids are P0, P1, ... (default t)
-  --start I            first number after the prefix (default 0)
-  --delay-ms D         each is SCHEDULED to fire D ms from now (default 3600000);
-                       with --ready they are SENDING (ready) instead
-  --spread-ms S        fire instants spread evenly over [D, D+S) (default 0: the same instant)
-  --at MS              fire at this absolute wall-clock instant (epoch ms) instead of --delay-ms
-  --payload-bytes B    payload size (default 128)
-  --ready              enqueue as ready requests instead of scheduled retries
 )";
 
 struct FillOptions {
@@ -51,28 +43,53 @@ struct FillOptions {
   bool ready = false;
 };
 
-bool parse(int argc, char** argv, FillOptions* out) {
-  if (argc < 2) return false;
-  out->dir = argv[1];
-  for (int i = 2; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--ready") {
-      out->ready = true;
-      continue;
-    }
-    if (i + 1 >= argc) return false;
-    const std::string value = argv[++i];
-    if (flag == "--count") out->count = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--queue") out->queue = value;
-    else if (flag == "--prefix") out->prefix = value;
-    else if (flag == "--start") out->start = std::strtoull(value.c_str(), nullptr, 10);
-    else if (flag == "--delay-ms") out->delay_ms = std::strtoll(value.c_str(), nullptr, 10);
-    else if (flag == "--spread-ms") out->spread_ms = std::strtoll(value.c_str(), nullptr, 10);
-    else if (flag == "--at") out->at_ms = std::strtoll(value.c_str(), nullptr, 10);
-    else if (flag == "--payload-bytes") out->payload_bytes = std::strtoull(value.c_str(), nullptr, 10);
-    else return false;
-  }
-  return out->count > 0;
+// tarde-fill's flags, storing into *o.
+void define_flags(CLI::App& app, FillOptions* o) {
+  using tarde::add_number_flag;
+  using tarde::add_text_flag;
+  const FillOptions defaults;
+  constexpr int64_t kMsMax = std::numeric_limits<int64_t>::max() / 2;  // now + it never overflows
+  app.name("tarde-fill");
+  app.description(kDescription);
+  app.get_help_ptr()->group("options");
+  app.option_defaults()->group("options");
+  add_number_flag(app, "--count", "transactions to write (needed)", &o->count, 1, UINT64_MAX);
+  add_text_flag(app, "--queue", "queue", &o->queue)->type_name("Q")->default_str(defaults.queue);
+  add_text_flag(app, "--prefix", "tx_ids are P0, P1, ...", &o->prefix)
+      ->type_name("P")
+      ->default_str(defaults.prefix);
+  add_number_flag(app, "--start", "first number after the prefix", &o->start, 0, UINT64_MAX)
+      ->type_name("I")
+      ->default_str(std::to_string(defaults.start));
+  add_number_flag(app, "--delay-ms",
+                  "each is SCHEDULED to fire D ms from now;\n"
+                  "with --ready they are SENDING (ready) instead",
+                  &o->delay_ms, 0, kMsMax)
+      ->type_name("D")
+      ->default_str(std::to_string(defaults.delay_ms));
+  add_number_flag(app, "--spread-ms",
+                  "fire instants spread evenly over [D, D+S); 0 = the same instant", &o->spread_ms,
+                  0, kMsMax)
+      ->type_name("S")
+      ->default_str(std::to_string(defaults.spread_ms));
+  add_number_flag(app, "--at",
+                  "fire at this absolute wall-clock instant (epoch ms) instead of --delay-ms",
+                  &o->at_ms, 0, kMsMax)
+      ->type_name("MS");
+  add_number_flag(app, "--payload-bytes", "payload size", &o->payload_bytes, 0, 64 << 20)
+      ->type_name("B")
+      ->default_str(std::to_string(defaults.payload_bytes));
+  app.add_flag("--ready", o->ready, "enqueue as ready requests instead of scheduled retries");
+}
+
+std::string usage_text() {
+  FillOptions unused;  // the flags need somewhere to store; help stores nothing
+  return tarde::help_text([&unused](CLI::App& app) { define_flags(app, &unused); });
+}
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "tarde-fill: %s\n\n%s", message.c_str(), usage_text().c_str());
+  return kExitUsage;
 }
 
 // The engine's clock, frozen at the tool's start so that --delay-ms gives
@@ -141,11 +158,22 @@ tarde::Status fill(const FillOptions& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
   FillOptions options;
-  if (!parse(argc, argv, &options)) {
-    std::fputs(kUsage, stderr);
-    return kExitUsage;
+  std::vector<std::string> words;
+  auto outcome =
+      tarde::parse_flags([&options](CLI::App& app) { define_flags(app, &options); }, args, &words);
+  if (!outcome.is_ok()) return usage_error(outcome.status().message());
+  if (outcome.value() == tarde::FlagsOutcome::kHelp) {
+    std::fputs(usage_text().c_str(), stdout);
+    return 0;
   }
+  if (words.size() != 1) {
+    return usage_error(words.empty() ? "needs a data directory"
+                                     : "unexpected argument '" + words[1] + "'");
+  }
+  if (options.count == 0) return usage_error("--count is needed");
+  options.dir = words[0];
   tarde::Status status = fill(options);
   if (!status.is_ok()) {
     std::fprintf(stderr, "tarde-fill: %s\n", status.to_string().c_str());
