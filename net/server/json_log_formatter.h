@@ -7,8 +7,9 @@
 namespace tarde::net {
 
 // JsonLogFormatter writes each log record as one JSON object per line
-// ({"time": ..., "level": ..., "msg": ...}) for log shippers, escaping the
-// message so that any tx_id or reason in it keeps the line valid JSON.
+// ({"time": ..., "level": ..., "msg": ...}) for log shippers, through
+// json_text (base/json_text.h), so that whatever bytes a message carries (a
+// tx_id, a reason, a path in UTF-8 or not) the line stays valid JSON.
 // Selected with `--log-format json`. Stateless; safe on any thread.
 class JsonLogFormatter final : public spdlog::formatter {
  public:

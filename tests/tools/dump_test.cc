@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "engine/engine.h"
@@ -156,13 +157,65 @@ TEST_CASE("tarde-dump summary shows each queue's ready floor; check finds a requ
   CHECK(summary.status == 0);
   CHECK(summary.out.find("ready floors") != std::string::npos);
   ToolRun json = run(dir.path() + " summary --json");
-  CHECK(json.out.find("\"ready_floors\": [\n  {\"queue\": \"pagos\", \"ready_at\"") !=
-        std::string::npos);
+  const auto summary_json = nlohmann::json::parse(json.out);
+  REQUIRE(summary_json["ready_floors"].size() == 1);
+  CHECK(summary_json["ready_floors"][0]["queue"] == "pagos");
+  CHECK(summary_json["ready_floors"][0].contains("ready_at"));
   ToolRun check = run(dir.path() + " check");
   CHECK(check.status == 1);
   CHECK(check.out.find("TX-READY: its request is below its queue's ready floor") !=
         std::string::npos);
   CHECK(check.out.find("1 violations") != std::string::npos);
+}
+
+TEST_CASE("tarde-dump --json keeps UTF-8 as it is, and an invalid byte does not break the JSON") {
+  // tx_ids and queue names are printable ASCII (the store refuses others);
+  // reasons are free text as far as the engine goes.
+  testing::TempDir dir;
+  const std::string reason = "raison-é-日本";
+  const std::string bad_reason = "bad-\xFF-byte";
+  {
+    auto kv = storage::RocksKv::open(dir.path(), storage::RocksKv::Options{});
+    REQUIRE(kv.is_ok());
+    testing::EngineFixture f(*kv.value());
+    storage::QueueConfig config;
+    config.max_deliveries = 1;
+    REQUIRE(f.engine->set_config("pagos", config).is_ok());
+    for (const auto& [id, why] : {std::pair{"TX-UTF8", reason}, std::pair{"TX-BAD", bad_reason}}) {
+      REQUIRE(f.engine->enqueue(testing::enqueue_args("pagos", id)).is_ok());
+      REQUIRE(f.engine->reserve("pagos", 1).value().value().tx_id == id);
+      REQUIRE(f.engine->release(1, id, 1, 0, why).value().outcome == engine::Outcome::kBuried);
+    }
+    REQUIRE(kv.value()->close().is_ok());
+  }
+  const std::string d = dir.path();
+
+  ToolRun dead = run(d + " dead pagos --json");
+  REQUIRE(dead.status == 0);
+  CHECK(dead.out.find(reason) != std::string::npos);     // not "\u00c3\u00a9" and so on
+  const auto letters = nlohmann::json::parse(dead.out);  // throws on invalid JSON
+  REQUIRE(letters.size() == 2);
+  CHECK(letters[1]["tx_id"] == "TX-UTF8");
+  CHECK(letters[1]["attempt"] == 1);
+  CHECK(letters[1]["failures"].get<std::string>().find("/" + reason) != std::string::npos);
+  CHECK(letters[0]["tx_id"] == "TX-BAD");  // U+FFFD for the invalid byte
+  CHECK(letters[0]["failures"].get<std::string>().find("/bad-\xEF\xBF\xBD-byte") !=
+        std::string::npos);
+
+  ToolRun tx = run(d + " tx TX-UTF8 --json");
+  REQUIRE(tx.status == 0);
+  const auto doc = nlohmann::json::parse(tx.out);
+  CHECK(doc["record"][0]["tx_id"] == "TX-UTF8");
+  bool reason_seen = false;
+  for (const auto& event : doc["history"]) reason_seen = reason_seen || event["reason"] == reason;
+  CHECK(reason_seen);
+
+  for (const char* command :
+       {" list --json", " summary --json", " check --json", " due --json", " tx TX-BAD --json"}) {
+    CAPTURE(command);
+    const ToolRun out = run(d + command);
+    CHECK_FALSE(nlohmann::json::parse(out.out, nullptr, false).is_discarded());
+  }
 }
 
 TEST_CASE("tarde-dump refuses a bad command line with exit status 2 and says why") {

@@ -1,6 +1,7 @@
 #include "tools/dump/dump.h"
 
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "engine/invariants.h"
 #include "storage/codec.h"
@@ -22,7 +23,9 @@ const char* due_kind_name(storage::DueKind kind) {
   return "-";
 }
 
-std::string render(const Rows& rows, bool json) { return json ? rows.json() : rows.table(); }
+std::string render(const Rows& rows, bool json) {
+  return json ? json_output(rows.json()) : rows.table();
+}
 
 bool under_limit(const DumpRequest& request, size_t count) {
   return request.limit == 0 || count < request.limit;
@@ -85,11 +88,14 @@ Result<DumpOutput> summary(storage::Store& store, const DumpRequest& request) {
       }));
   DumpOutput out;
   if (request.json) {
-    out.text = "{\"format_version\": " + std::to_string(version) +
-               ", \"due_entries\": " + std::to_string(due) +
-               ", \"due_earliest_ms\": " + std::to_string(earliest) +
-               ", \"due_latest_ms\": " + std::to_string(latest) + ", \"queues\": " + rows.json() +
-               ", \"ready_floors\": " + floors.json() + "}\n";
+    nlohmann::ordered_json doc;
+    doc["format_version"] = version;
+    doc["due_entries"] = due;
+    doc["due_earliest_ms"] = earliest;
+    doc["due_latest_ms"] = latest;
+    doc["queues"] = rows.json();
+    doc["ready_floors"] = floors.json();
+    out.text = json_output(doc);
   } else {
     out.text = "format version " + std::to_string(version) + "\n" + "retry index: " +
                std::to_string(due) + " entries, earliest " + iso_time(earliest) + ", latest " +
@@ -131,8 +137,14 @@ Result<DumpOutput> tx(storage::Store& store, const DumpRequest& request) {
     return true;
   }));
   DumpOutput out;
-  out.text = request.json ? "{\"record\": " + record.json() + ", \"history\": " + events.json() + "}\n"
-                          : record.table() + "\n" + events.table();
+  if (request.json) {
+    nlohmann::ordered_json doc;
+    doc["record"] = record.json();
+    doc["history"] = events.json();
+    out.text = json_output(doc);
+  } else {
+    out.text = record.table() + "\n" + events.table();
+  }
   return out;
 }
 
@@ -192,8 +204,10 @@ Result<DumpOutput> check(storage::Store& store, const DumpRequest& request) {
   DumpOutput out;
   out.problems = !sweep.violations.empty();
   if (request.json) {
-    out.text = "{\"transactions\": " + std::to_string(sweep.transactions) +
-               ", \"violations\": " + rows.json() + "}\n";
+    nlohmann::ordered_json doc;
+    doc["transactions"] = sweep.transactions;
+    doc["violations"] = rows.json();
+    out.text = json_output(doc);
   } else {
     std::string lines;
     for (const auto& v : sweep.violations) lines += "violation: " + v.text + "\n";

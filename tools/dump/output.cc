@@ -1,41 +1,35 @@
 #include "tools/dump/output.h"
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "base/json_text.h"
 #include "base/time_text.h"
 
-#include <algorithm>
-#include <cstdio>
-
 namespace tarde::tools {
+namespace {
 
-std::pair<std::string, bool> text(std::string value) { return {std::move(value), false}; }
-std::pair<std::string, bool> number(int64_t value) { return {std::to_string(value), true}; }
-std::pair<std::string, bool> number(uint64_t value) { return {std::to_string(value), true}; }
+std::string cell_text(const Cell& cell) {
+  struct Text {
+    std::string operator()(const std::string& text) const { return text; }
+    std::string operator()(int64_t number) const { return std::to_string(number); }
+    std::string operator()(uint64_t number) const { return std::to_string(number); }
+  };
+  return std::visit(Text{}, cell);
+}
+
+}  // namespace
 
 std::string iso_time(int64_t ms) { return ms == 0 ? "-" : tarde::iso_utc_ms(ms); }
 
-std::string json_string(const std::string& value) {
-  std::string out = "\"";
-  for (unsigned char c : value) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c >= 0x7F) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
+std::string json_output(const nlohmann::ordered_json& value) { return json_text(value, 2) + "\n"; }
 
 std::string Rows::table() const {
   std::vector<size_t> widths;
   for (const auto& column : columns_) widths.push_back(column.size());
   for (const auto& row : rows_) {
     for (size_t i = 0; i < row.size() && i < widths.size(); ++i) {
-      widths[i] = std::max(widths[i], row[i].first.size());
+      widths[i] = std::max(widths[i], cell_text(row[i]).size());
     }
   }
   auto line = [&](const std::vector<std::string>& cells) {
@@ -49,24 +43,22 @@ std::string Rows::table() const {
   std::string out = line(columns_);
   for (const auto& row : rows_) {
     std::vector<std::string> cells;
-    for (const auto& cell : row) cells.push_back(cell.first);
+    for (const auto& cell : row) cells.push_back(cell_text(cell));
     out += line(cells);
   }
   return out;
 }
 
-std::string Rows::json() const {
-  std::string out = "[";
-  for (size_t r = 0; r < rows_.size(); ++r) {
-    out += r == 0 ? "\n  {" : ",\n  {";
-    for (size_t i = 0; i < rows_[r].size() && i < columns_.size(); ++i) {
-      if (i > 0) out += ", ";
-      const auto& [value, is_number] = rows_[r][i];
-      out += json_string(columns_[i]) + ": " + (is_number ? value : json_string(value));
+nlohmann::ordered_json Rows::json() const {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const auto& row : rows_) {
+    nlohmann::ordered_json object = nlohmann::ordered_json::object();
+    for (size_t i = 0; i < row.size() && i < columns_.size(); ++i) {
+      std::visit([&](const auto& value) { object[columns_[i]] = value; }, row[i]);
     }
-    out += "}";
+    rows.push_back(std::move(object));
   }
-  return out + (rows_.empty() ? "]\n" : "\n]\n");
+  return rows;
 }
 
 }  // namespace tarde::tools
