@@ -23,14 +23,18 @@ const char* type_name(FigureKind kind) {
   return "untyped";
 }
 
-// HELP text escapes backslash and line feed (the exposition format).
-std::string escape_help(const std::string& help) {
+// The exposition format's escapes: backslash and line feed everywhere, the
+// double quote too inside a label value (HELP text keeps it as it is).
+std::string escaped(const std::string& text, bool in_label) {
   std::string out;
-  for (const char c : help) {
+  out.reserve(text.size());
+  for (const char c : text) {
     if (c == '\\') {
       out += "\\\\";
     } else if (c == '\n') {
       out += "\\n";
+    } else if (c == '"' && in_label) {
+      out += "\\\"";
     } else {
       out += c;
     }
@@ -142,7 +146,7 @@ std::string Figures::prometheus_text() const {
   std::string out;
   for (const Family& family : families_) {
     const std::string metric = kMetricPrefix + family.spec.name;
-    out += "# HELP " + metric + " " + escape_help(family.spec.help) + "\n";
+    out += "# HELP " + metric + " " + escaped(family.spec.help, false) + "\n";
     out += "# TYPE " + metric + " " + type_name(family.spec.kind) + "\n";
     if (family.histogram) {
       out += family.histogram->render(metric);
@@ -186,21 +190,6 @@ std::string figure_text(double value) {
   return std::string(buffer, result.ptr);
 }
 
-std::string escape_label_value(const std::string& value) {
-  std::string out;
-  out.reserve(value.size());
-  for (const char c : value) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string escape_label_value(const std::string& value) { return escaped(value, true); }
 
 }  // namespace tarde
