@@ -78,6 +78,21 @@ std::string stats_name_of(const std::string& pattern, const LabelValues& labels)
 
 }  // namespace
 
+void Counter::add(const LabelValues& labels, uint64_t n) {
+  total_ += n;
+  auto it = by_labels_.find(labels);
+  if (it != by_labels_.end()) {
+    it->second += n;
+    return;
+  }
+  // One set is kept free for "other", so the page never exceeds the bound.
+  if (by_labels_.size() + 1 >= label_sets_max_ && !labels.empty()) {
+    by_labels_[LabelValues(labels.size(), "other")] += n;
+    return;
+  }
+  by_labels_[labels] += n;
+}
+
 void Counter::sample(FigureSamples& out) const {
   out.total(static_cast<double>(total_));
   for (const auto& [labels, n] : by_labels_) {
@@ -115,7 +130,10 @@ void Figures::check_new(const FigureSpec& spec) const {
 Counter& Figures::counter(FigureSpec spec) {
   TARDE_ASSERT(spec.kind == FigureKind::kCounter);
   check_new(spec);
-  families_.push_back(Family{std::move(spec), std::make_unique<Counter>(), nullptr, nullptr});
+  const size_t label_sets_max = spec.label_sets_max;
+  TARDE_ASSERT(label_sets_max >= 2);
+  families_.push_back(
+      Family{std::move(spec), std::make_unique<Counter>(label_sets_max), nullptr, nullptr});
   return *families_.back().counter;
 }
 

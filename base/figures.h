@@ -28,6 +28,12 @@ struct FigureSpec {
   // by '.' ("stale.{}" gives "stale.SENT"), "{lower}" for them in lower case
   // ("{lower}" gives "in_flight"). Empty: none.
   std::string stats_each = {};
+  // Label values can come from clients (a RESPOND's reason): a counter keeps
+  // at most this many label sets, and counts the rest under the label set
+  // whose every value is "other", so no client can grow the page without
+  // bound.
+  size_t label_sets_max = kLabelSetsMax;
+  static constexpr size_t kLabelSetsMax = 1000;
 };
 
 using LabelValues = std::vector<std::string>;
@@ -52,11 +58,12 @@ class FigureSamples {
 // over its label sets. Single-threaded: the thread that owns the registry.
 class Counter {
  public:
+  explicit Counter(size_t label_sets_max = FigureSpec::kLabelSetsMax)
+      : label_sets_max_(label_sets_max) {}
   void add(uint64_t n = 1) { add(LabelValues{}, n); }
-  void add(const LabelValues& labels, uint64_t n = 1) {
-    by_labels_[labels] += n;
-    total_ += n;
-  }
+  // Counts under `labels`, or under all-"other" labels once label_sets_max
+  // label sets are in use.
+  void add(const LabelValues& labels, uint64_t n = 1);
   uint64_t total() const { return total_; }
   uint64_t value(const LabelValues& labels) const {
     const auto it = by_labels_.find(labels);
@@ -65,6 +72,7 @@ class Counter {
   void sample(FigureSamples& out) const;
 
  private:
+  size_t label_sets_max_;
   std::map<LabelValues, uint64_t> by_labels_;
   uint64_t total_ = 0;
 };

@@ -19,7 +19,10 @@ TransitionLog::TransitionLog(Figures& figures)
       failures_(figures.counter({.name = "failures_total",
                                  .kind = FigureKind::kCounter,
                                  .help = "Transactions that ended FAILED, by reason.",
-                                 .labels = {"reason"}})),
+                                 .labels = {"reason"},
+                                 // Reasons are the clients' words: the first
+                                 // 100 are shown, later ones count as other.
+                                 .label_sets_max = 100})),
       dead_letters_(figures.counter({.name = "dead_lettered_total",
                                      .kind = FigureKind::kCounter,
                                      .help = "Requests dead-lettered since start, by queue.",

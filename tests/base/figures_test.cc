@@ -102,3 +102,28 @@ TEST_CASE("figures: numbers print whole without a fraction, others exactly") {
 
 }  // namespace
 }  // namespace tarde
+
+namespace tarde {
+namespace {
+
+TEST_CASE("figures: a counter keeps a bounded number of label sets; the rest count as other") {
+  Figures figures;
+  Counter& failures = figures.counter({.name = "failures_total",
+                                       .kind = FigureKind::kCounter,
+                                       .help = "Failures by reason.",
+                                       .labels = {"reason"},
+                                       .stats_name = "failures",
+                                       .label_sets_max = 4});
+  for (int i = 0; i < 10'000; ++i) failures.add({"R" + std::to_string(i)});
+  failures.add({"R0"});  // a kept label set still counts as itself
+  const std::string text = figures.prometheus_text();
+  CHECK(contains(text, "tarde_failures_total{reason=\"R0\"} 2\n"));
+  CHECK(contains(text, "tarde_failures_total{reason=\"R2\"} 1\n"));
+  CHECK_FALSE(contains(text, "reason=\"R3\""));
+  CHECK(contains(text, "tarde_failures_total{reason=\"other\"} 9997\n"));
+  CHECK(failures.total() == 10'001);
+  CHECK(text.size() < 400);
+}
+
+}  // namespace
+}  // namespace tarde

@@ -53,7 +53,7 @@ std::string http_get(uint16_t port, const std::string& path) {
 // declared by a TYPE line before it.
 std::set<std::string> parse_exposition(const std::string& text) {
   static const std::regex sample(
-      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*")*\})? (-?[0-9.eE+-]+|\+Inf|NaN)$)");
+      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*")*\})? (-?[0-9.eE+-]+|\+Inf|NaN)$)");
   static const std::regex type_line(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
   std::set<std::string> declared;
   std::set<std::string> sampled;
@@ -136,6 +136,32 @@ TEST_CASE("GET /metrics parses as Prometheus text and has every metric an operat
   for (int i = 0, n = std::stoi(head.substr(6)); i < n; ++i) stats += c.read_line() + "\n";
   CHECK(stats.find("breaker.q 0") != std::string::npos);
   CHECK(stats.find("stale.SENT 1") != std::string::npos);
+}
+
+TEST_CASE("reasons from clients reach /metrics escaped, and a flood of them stays bounded") {
+  const uint16_t metrics_port = free_port();
+  testing::ServerProcess server(
+      {"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port), "--sync", "none"});
+  testing::RawClient c(server.port());
+  constexpr int kReasons = 300;
+  for (int i = 0; i < kReasons; ++i) {
+    const std::string tx = "T" + std::to_string(i);
+    REQUIRE(c.enqueue("q " + tx + " sent=1").rfind("CREATED", 0) == 0);
+    const std::string reason = i == 0 ? "a\"b\\c" : "R" + std::to_string(i);
+    REQUIRE(c.command("RESPOND " + tx + " 1 REJECTED reason=" + reason).rfind("OK", 0) == 0);
+  }
+  const std::string response = http_get(metrics_port, "/metrics");
+  const std::string body = response.substr(response.find("\r\n\r\n") + 4);
+  const std::set<std::string> metrics = parse_exposition(body);  // still valid
+  CHECK(metrics.count("tarde_failures_total") == 1);
+  CHECK(body.find("tarde_failures_total{reason=\"a\\\"b\\\\c\"} 1\n") != std::string::npos);
+  size_t lines = 0;
+  for (size_t at = body.find("tarde_failures_total{"); at != std::string::npos;
+       at = body.find("tarde_failures_total{", at + 1)) {
+    lines += 1;
+  }
+  CHECK(lines == 100);  // 99 reasons as given, the rest under "other"
+  CHECK(body.find("tarde_failures_total{reason=\"other\"} 201\n") != std::string::npos);
 }
 
 TEST_CASE("--log-format json writes one JSON object per line; debug logs every transition") {
