@@ -22,6 +22,7 @@ ALLOWED = {
     "clients/cpp": ["base", "net/wire"],
     "tools/cli": ["base", "net/wire", "clients/cpp"],
     "tools/crash": ["base", "net/wire", "clients/cpp"],
+    "tools/crash-embedded": ["base", "embedded/include/tarde"],
     "tools/dump": ["base", "storage", "engine"],
     "tools/fill": ["base", "storage", "engine"],
     "tools/bench": ["base", "storage", "engine", "net/wire"],
@@ -34,6 +35,7 @@ FORBIDDEN_SYSTEM = {
     "clients/cpp": ["rocksdb/", "cereal/", "spdlog/"],
     # The installed public headers: an application needs only tarde's package.
     "embedded/include/tarde": ["rocksdb/", "cereal/", "asio", "spdlog/"],
+    "tools/crash-embedded": ["rocksdb/", "cereal/", "asio", "spdlog/"],
 }
 # Public headers are included as <tarde/NAME.h> (embedded/include/ is on the
 # include path); they belong to the folder they live in.

@@ -94,6 +94,15 @@ TEST_SUITE("crash") {
     }
   }
 
+  TEST_CASE("the embedded engine: a program that embeds tarde, killed 10 times, no violation") {
+    const Campaign c = run_campaign("--embedded --seed 12 --kills 10 --duration 60 --clients 4");
+    INFO(c.out);
+    CHECK(c.status == 0);
+    CHECK(c.kills >= 10);
+    CHECK(c.violations == 0);
+    CHECK(c.seconds < 60 + kTailSecondsMax);
+  }
+
   TEST_CASE("usage errors exit 2") {
     CHECK(run_campaign("--crash-points nowhere").status == 2);
     CHECK(run_campaign("--clients 0").status == 2);

@@ -110,6 +110,9 @@ options:
   --server PATH             the tarde binary (default: next to tarde-crash)
   --dump PATH               the tarde-dump binary (default: next to tarde-crash)
   --verbose                 log every kill, restart and unusual reply
+  --embedded                kill tarde-crash-embedded, a program that embeds tarde
+                            (tarde/embedded.h) and journals its calls, instead of the
+                            server (random SIGKILLs; --crash-points do not apply)
 
 exit status: 0 no violations, 1 violations, 2 usage error, 3 the server could not start
 )";
@@ -121,7 +124,8 @@ Result<CampaignOptions> parse_options(const std::vector<std::string>& args,
   o.seed = std::random_device{}();
   o.crash_points = all_crash_points();
   TARDE_RETURN_IF_ERROR(net::for_each_flag(
-      args, {"--keep", "--verbose"}, [&](const std::string& flag, const std::string& value) {
+      args, {"--keep", "--verbose", "--embedded"},
+      [&](const std::string& flag, const std::string& value) {
         if (flag == "--keep") {
           o.keep = true;
           return Status::ok();
@@ -130,10 +134,15 @@ Result<CampaignOptions> parse_options(const std::vector<std::string>& args,
           o.verbose = true;
           return Status::ok();
         }
+        if (flag == "--embedded") {
+          o.embedded = true;
+          return Status::ok();
+        }
         return apply_valued(flag, value, &o);
       }));
   if (o.server_path.empty()) o.server_path = binary_dir + "/tarde";
   if (o.dump_path.empty()) o.dump_path = binary_dir + "/tarde-dump";
+  o.embedded_path = binary_dir + "/tarde-crash-embedded";
   return o;
 }
 

@@ -30,6 +30,10 @@ struct CampaignOptions {
   std::string server_path;
   std::string dump_path;
   bool verbose = false;
+  // --embedded: kill a program that embeds tarde (tarde-crash-embedded,
+  // next to tarde-crash) instead of the server.
+  bool embedded = false;
+  std::string embedded_path;
 };
 
 // The usage text printed by --help and after a usage error.
