@@ -49,6 +49,10 @@ DispatchLoop::~DispatchLoop() { stop(); }
 
 void DispatchLoop::stop() {
   std::lock_guard<std::mutex> lock(stop_mutex_);
+  // Once stopped, the Host is not touched again: it may be gone (the Tarde
+  // stopped this loop when it closed, before the application's handle).
+  if (stopped_) return;
+  stopped_ = true;
   stopping_ = true;
   for (uint64_t holder : holders_) host_.cancel_waits(holder);
   for (std::thread& worker : workers_) {

@@ -42,6 +42,7 @@ class DispatchLoop final : public Dispatcher {
   std::atomic<uint64_t> errors_{0};
   std::vector<uint64_t> holders_;
   std::mutex stop_mutex_;
+  bool stopped_ = false;              // guarded by stop_mutex_
   std::vector<std::thread> workers_;  // joined under stop_mutex_
 };
 

@@ -197,6 +197,20 @@ TEST_SUITE("embedded") {
     CHECK(transient);
   }
 
+  TEST_CASE("a dispatcher outliving its Tarde was stopped by close()") {
+    tarde::testing::TempDir dir;
+    auto t = open_at(dir.sub("data"));
+    REQUIRE(t->enqueue("pay", "TX-O", "p").is_ok());
+    auto d = t->dispatch("pay", [](const tarde::Request&) { return tarde::Response::success(); },
+                         {.concurrency = 2, .wait = 50ms});
+    REQUIRE(d.is_ok());
+    t.reset();          // stops the dispatcher, closes the store
+    d.value()->stop();  // a no-op now
+    CHECK(t == nullptr);
+    auto reopened = open_at(dir.sub("data"));
+    CHECK(reopened->get("TX-O").is_ok());
+  }
+
   TEST_CASE("callers on many threads share group commits") {
     tarde::testing::TempDir dir;
     auto t = open_at(dir.sub("data"));
