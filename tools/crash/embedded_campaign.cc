@@ -14,6 +14,7 @@
 #include <random>
 #include <thread>
 
+#include "base/crash_point.h"
 #include "tools/crash/campaign.h"
 #include "tools/crash/final_state.h"
 #include "tools/crash/journal_reader.h"
@@ -36,6 +37,15 @@ constexpr auto kDrainLimit = std::chrono::seconds(60);
 // Client numbers of the embedding program's threads start here, clear of
 // the drain's workload (0..63) and responder (1000).
 constexpr int kFirstClient = 2000;
+// The crash points an embedding program reaches: the group commit and the
+// timer live in the library (net/core); the others are the server's
+// (reserve.after_hand_out) or need a restart with a full page of due
+// entries (wheel.after_page, recovery.after_repair).
+constexpr const char* kEmbeddedPoints[] = {"commit.before_write", "commit.after_write",
+                                           "timer.after_fire"};
+// An armed life gets this long to reach its crash point before it is killed
+// at random after all.
+constexpr int64_t kArmedLifeMs = 3000;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -47,8 +57,10 @@ std::string tail_of(const std::string& path, size_t bytes) {
   return text.size() > bytes ? text.substr(text.size() - bytes) : text;
 }
 
-// One life of the embedding program, its output appended to `log_path`.
-pid_t spawn(const std::vector<std::string>& args, const std::string& log_path) {
+// One life of the embedding program, its output appended to `log_path`;
+// `crash_at`, when set, arms TARDE_CRASH_AT in it.
+pid_t spawn(const std::vector<std::string>& args, const std::string& log_path,
+            const std::string& crash_at) {
   std::vector<char*> argv;
   std::vector<std::string> copy = args;
   for (std::string& arg : copy) argv.push_back(arg.data());
@@ -61,6 +73,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& log_path) {
       ::dup2(fd, 2);
       ::close(fd);
     }
+    if (!crash_at.empty()) ::setenv("TARDE_CRASH_AT", crash_at.c_str(), 1);
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }
@@ -119,20 +132,42 @@ int run_embedded_campaign(const CampaignOptions& options) {
   const uint64_t budget = std::max<uint64_t>(
       1, static_cast<uint64_t>(static_cast<double>(options.transactions) / expected_lives + 0.5));
 
+  std::vector<std::string> points;  // the --crash-points this mode can reach
+  for (const char* point : kEmbeddedPoints) {
+    for (const std::string& wanted : options.crash_points) {
+      if (wanted == point) points.push_back(point);
+    }
+  }
+  std::map<std::string, uint64_t> deaths_at_point;
   std::map<uint64_t, int64_t> death_us;  // by life number
   uint64_t kills = 0;
   uint64_t dump_checks = 0;
   Clock::time_point last_progress = started;
+  auto all_kills = [&] {
+    uint64_t total = kills;
+    for (const auto& [point, n] : deaths_at_point) total += n;
+    return total;
+  };
   auto finished = [&] {
-    if (options.kills_max > 0 && kills >= options.kills_max) return true;
+    if (options.kills_max > 0 && all_kills() >= options.kills_max) return true;
     return Clock::now() - started >= options.duration;
   };
   for (uint64_t life = 0; !finished(); ++life) {
+    // Half the lives (all, with one point named) die at a crash point.
+    std::string armed;
+    const double arm_share = points.size() == 1 ? 1.0 : 0.5;
+    if (!points.empty() && std::uniform_real_distribution<double>(0, 1)(rng) < arm_share) {
+      armed = points[rng() % points.size()];
+    }
+    const uint64_t count_limit = armed == "timer.after_fire" ? 20 : 40;
+    const std::string crash_at =
+        armed.empty() ? "" : armed + ":" + std::to_string(1 + rng() % count_limit);
     const pid_t pid = spawn({options.embedded_path, data_dir, journal, std::to_string(options.seed),
                              std::to_string(life), std::to_string(options.clients),
                              std::to_string(budget), std::to_string(kFirstClient)},
-                            program_log);
-    const int64_t life_ms = kLifeMinMs + static_cast<int64_t>(rng() % (kLifeMaxMs - kLifeMinMs));
+                            program_log, crash_at);
+    int64_t life_ms = kLifeMinMs + static_cast<int64_t>(rng() % (kLifeMaxMs - kLifeMinMs));
+    if (!armed.empty()) life_ms = kArmedLifeMs;
     const Clock::time_point born = Clock::now();
     int raw = 0;
     bool exited = false;
@@ -147,6 +182,8 @@ int run_embedded_campaign(const CampaignOptions& options) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &raw, 0);
       kills += 1;
+    } else if (!armed.empty() && WIFEXITED(raw) && WEXITSTATUS(raw) == kCrashExitStatus) {
+      deaths_at_point[armed] += 1;
     } else {
       violations.push_back(Violation{"PROGRAM", "",
                                      "the embedding program " + describe_status(raw) +
@@ -160,12 +197,13 @@ int run_embedded_campaign(const CampaignOptions& options) {
     if (Clock::now() - last_progress >= kProgressEvery) {
       last_progress = Clock::now();
       std::printf("[%7.1fs] kills %llu lives %llu violations %zu\n", seconds_since(started),
-                  u(kills), u(life + 1), violations.size());
+                  u(all_kills()), u(life + 1), violations.size());
       std::fflush(stdout);
     }
     if (options.verbose) {
-      std::printf("[%7.1fs] life %llu: %s after %lld ms\n", seconds_since(started), u(life),
-                  exited ? "exited" : "killed", static_cast<long long>(life_ms));
+      std::printf("[%7.1fs] life %llu: %s%s\n", seconds_since(started), u(life),
+                  exited ? "exited" : "killed",
+                  armed.empty() ? "" : (" (armed " + crash_at + ")").c_str());
     }
   }
 
@@ -205,7 +243,11 @@ int run_embedded_campaign(const CampaignOptions& options) {
   const RecordCounts counts = recorder.counts();
   std::printf("\ntarde-crash --embedded summary (seed %llu, %.1f s)\n", u(options.seed),
               seconds_since(started));
-  std::printf("  kills: %llu (random SIGKILL of the embedding program)\n", u(kills));
+  std::printf("  kills: %llu (random SIGKILL of the embedding program %llu, crash points %llu)\n",
+              u(all_kills()), u(kills), u(all_kills() - kills));
+  for (const auto& [point, n] : deaths_at_point) {
+    std::printf("    %-24s %llu\n", point.c_str(), u(n));
+  }
   std::printf("  transactions: %llu\n", u(counts.transactions));
   std::printf("  requests handed out: %llu\n", u(counts.hand_outs));
   std::printf("  answers: %llu (late or duplicate messages %llu, refused STALE %llu)\n",
@@ -221,7 +263,7 @@ int run_embedded_campaign(const CampaignOptions& options) {
   std::printf(
       "tarde-crash: seed %llu kills %llu restarts %llu transactions %llu requests %llu "
       "answers %llu checks %llu violations %zu\n",
-      u(options.seed), u(kills), u(kills), u(counts.transactions), u(counts.hand_outs),
+      u(options.seed), u(all_kills()), u(all_kills()), u(counts.transactions), u(counts.hand_outs),
       u(counts.answers), u(report.checks + dump_checks), report.violations.size());
   std::fflush(stdout);
   const bool keep = options.keep || !report.violations.empty();

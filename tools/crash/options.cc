@@ -112,7 +112,9 @@ options:
   --verbose                 log every kill, restart and unusual reply
   --embedded                kill tarde-crash-embedded, a program that embeds tarde
                             (tarde/embedded.h) and journals its calls, instead of the
-                            server (random SIGKILLs; --crash-points do not apply)
+                            server (random SIGKILLs, and the crash points the library
+                            reaches: commit.before_write, commit.after_write,
+                            timer.after_fire)
 
 exit status: 0 no violations, 1 violations, 2 usage error, 3 the server could not start
 )";
