@@ -9,8 +9,8 @@ namespace tarde::embedded {
 // A RESERVE with a wait, parked in the Core until its queue has a request
 // or its timer runs out. Shared by the Core's line (weakly), the Host's
 // registry (weakly) and its timer's handler. io thread only.
-class ParkedReserve : public net::ReserveWaiter,
-                      public std::enable_shared_from_this<ParkedReserve> {
+class ParkedReserve final : public net::ReserveWaiter,
+                            public std::enable_shared_from_this<ParkedReserve> {
  public:
   using Reply = Result<std::optional<engine::HandOut>>;
 

@@ -102,7 +102,8 @@ class Host {
 };
 
 // Group commits some calls wait for: the Host's CommitWaiter. io thread only.
-class CallWaiters : public net::CommitWaiter, public std::enable_shared_from_this<CallWaiters> {
+class CallWaiters final : public net::CommitWaiter,
+                          public std::enable_shared_from_this<CallWaiters> {
  public:
   explicit CallWaiters(net::Core& core) : core_(core) {}
   void add(uint64_t dep, std::function<void(bool ok)> done);

@@ -27,7 +27,7 @@ class SessionHost;
 // reads cannot make the server buffer without bound. A pause at the byte
 // bound is logged once, and its end (every reply read) once. Lifetime: shared_ptr,
 // kept alive by its pending async operations. io thread only.
-class Session : public std::enable_shared_from_this<Session>,
+class Session final : public std::enable_shared_from_this<Session>,
                 public ReserveWaiter,
                 public CommitWaiter {
  public:
