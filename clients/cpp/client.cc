@@ -2,6 +2,8 @@
 // typed commands. The reply parsers are in client_replies.cc.
 #include "clients/cpp/client.h"
 
+#include <asio.hpp>
+
 #include <array>
 #include <charconv>
 
@@ -125,11 +127,19 @@ struct Client::Completion {
   }
 };
 
-Client::Client(Options options) : options_(std::move(options)), socket_(io_) {}
+struct Client::Transport {
+  asio::io_context io;
+  asio::ip::tcp::socket socket{io};
+};
+
+Client::Client(Options options)
+    : options_(std::move(options)), transport_(std::make_unique<Transport>()) {}
+
+bool Client::is_open() const { return transport_->socket.is_open(); }
 
 Client::~Client() {
   asio::error_code ignored;
-  socket_.close(ignored);
+  transport_->socket.close(ignored);
 }
 
 Result<std::unique_ptr<Client>> Client::connect(const std::string& host, uint16_t port,
@@ -137,28 +147,28 @@ Result<std::unique_ptr<Client>> Client::connect(const std::string& host, uint16_
   std::unique_ptr<Client> client(new Client(std::move(options)));
   const std::string where = host + ":" + std::to_string(port);
   asio::error_code ec;
-  asio::ip::tcp::resolver resolver(client->io_);
+  asio::ip::tcp::resolver resolver(client->transport_->io);
   const auto endpoints = resolver.resolve(host, std::to_string(port), ec);
   if (ec) return Status::io_error("cannot resolve " + where + ": " + ec.message());
   Completion c;
-  asio::async_connect(client->socket_, endpoints,
+  asio::async_connect(client->transport_->socket, endpoints,
                       [&c](const asio::error_code& e, const auto&) { c.handler()(e, 0); });
   const auto deadline = Clock::now() + client->options_.timeout;
   TARDE_RETURN_IF_ERROR(client->finish(c, deadline, "connect to " + where));
-  client->socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  client->transport_->socket.set_option(asio::ip::tcp::no_delay(true), ec);
   if (client->options_.auth_token) TARDE_RETURN_IF_ERROR(client->auth(*client->options_.auth_token));
   return client;
 }
 
 bool Client::run_until(const bool& done, Clock::time_point deadline) {
-  io_.restart();
-  while (!done && io_.run_one_until(deadline) > 0) {
+  transport_->io.restart();
+  while (!done && transport_->io.run_one_until(deadline) > 0) {
   }
   if (done) return true;
   asio::error_code ignored;
-  socket_.close(ignored);  // aborts the operation; its handler runs below
-  io_.restart();
-  io_.run();
+  transport_->socket.close(ignored);  // aborts the operation; its handler runs below
+  transport_->io.restart();
+  transport_->io.run();
   return false;
 }
 
@@ -174,7 +184,7 @@ Status Client::finish(Completion& c, Clock::time_point deadline, const std::stri
 
 Status Client::fail(Status status) {
   asio::error_code ignored;
-  socket_.close(ignored);
+  transport_->socket.close(ignored);
   waits_.clear();
   input_.clear();
   input_start_ = 0;
@@ -190,8 +200,9 @@ Result<std::string> Client::read_line(Clock::time_point deadline) {
     input_.erase(0, input_start_);
     input_start_ = 0;
     Completion c;
-    asio::async_read_until(socket_, asio::dynamic_buffer(input_, input_.size() + kReplyLineBytesMax),
-                           '\n', c.handler());
+    asio::async_read_until(transport_->socket,
+                           asio::dynamic_buffer(input_, input_.size() + kReplyLineBytesMax), '\n',
+                           c.handler());
     TARDE_RETURN_IF_ERROR(finish(c, deadline, "read a reply"));
     newline = c.bytes - 1;
   }
@@ -205,7 +216,7 @@ Result<std::string> Client::read_exact(size_t bytes, Clock::time_point deadline)
     input_.erase(0, input_start_);
     input_start_ = 0;
     Completion c;
-    asio::async_read(socket_, asio::dynamic_buffer(input_),
+    asio::async_read(transport_->socket, asio::dynamic_buffer(input_),
                      asio::transfer_exactly(bytes - input_.size()), c.handler());
     TARDE_RETURN_IF_ERROR(finish(c, deadline, "read a payload"));
   }
@@ -249,7 +260,9 @@ Status Client::read_body(Reply* reply, Clock::time_point deadline) {
 // ---- requests and replies ----
 
 Status Client::send_only(std::string_view line, std::optional<std::string_view> payload) {
-  if (!socket_.is_open()) return Status::io_error("not connected (the connection was closed)");
+  if (!transport_->socket.is_open()) {
+    return Status::io_error("not connected (the connection was closed)");
+  }
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
   if (line.find_first_of("\r\n") != std::string_view::npos) {
     return Status::invalid_argument("BAD_COMMAND a request line cannot contain CR or LF");
@@ -261,7 +274,7 @@ Status Client::send_only(std::string_view line, std::optional<std::string_view> 
   }
   bytes += "\r\n";
   Completion c;
-  asio::async_write(socket_, asio::buffer(bytes), c.handler());
+  asio::async_write(transport_->socket, asio::buffer(bytes), c.handler());
   TARDE_RETURN_IF_ERROR(finish(c, Clock::now() + options_.timeout, "send a request"));
   waits_.push_back(wait_allowance(line));
   return Status::ok();
@@ -269,7 +282,7 @@ Status Client::send_only(std::string_view line, std::optional<std::string_view> 
 
 Result<Reply> Client::read_reply() {
   if (waits_.empty()) return Status::invalid_argument("BAD_COMMAND no request awaits a reply");
-  if (!socket_.is_open()) return fail(Status::io_error("not connected"));
+  if (!transport_->socket.is_open()) return fail(Status::io_error("not connected"));
   const auto deadline = Clock::now() + options_.timeout + waits_.front();
   auto head = read_line(deadline);
   if (!head.is_ok()) return head.status();

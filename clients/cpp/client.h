@@ -1,7 +1,5 @@
 #pragma once
 
-#include <asio.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -147,13 +145,16 @@ class Client {
 
   // Requests sent whose replies are not read yet.
   size_t in_flight() const { return waits_.size(); }
-  bool is_open() const { return socket_.is_open(); }
+  bool is_open() const;
 
  private:
   explicit Client(Options options);
 
   class Line;
   struct Completion;
+  // The io_context and socket, kept out of this header so that it needs no
+  // Asio headers (an installed client includes only tarde's).
+  struct Transport;
 
   Result<Reply> typed_call(const Line& line, std::optional<std::string_view> payload = {});
   Result<Summary> summary_call(const Line& line, std::optional<std::string_view> payload = {});
@@ -172,8 +173,7 @@ class Client {
   Status fail(Status status);
 
   Options options_;
-  asio::io_context io_;
-  asio::ip::tcp::socket socket_;
+  std::unique_ptr<Transport> transport_;
   std::string input_;      // bytes read; those before input_start_ are consumed
   size_t input_start_ = 0;
   std::deque<std::chrono::milliseconds> waits_;  // per unread reply: its extra wait

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "net/server/config_args.h"
+#include "net/core/config_args.h"
 #include "net/server/replies.h"
 #include "net/wire/tokens.h"
 #include "base/crash_point.h"

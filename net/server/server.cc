@@ -21,11 +21,6 @@ constexpr auto kShutdownGrace = std::chrono::seconds(5);
 // How often idle connections are looked for: --idle-timeout is honoured to
 // within this.
 constexpr auto kIdleSweepInterval = std::chrono::seconds(1);
-// Fired retries live in the overlay (memory) until their group commits. A
-// burst of due retries fires faster than the disk commits, so above this
-// many uncommitted keys (about 3,000 fires, a few MB) firing waits for the
-// next commit: memory stays flat however many retries fall due at once.
-constexpr size_t kTimerStagedKeysMax = 16384;
 
 Result<std::string> read_token_file(const std::string& path) {
   struct stat info {};
@@ -51,13 +46,14 @@ Server::Server(ServerOptions options)
     : options_(std::move(options)),
       acceptor_(io_),
       signals_(io_, SIGINT, SIGTERM),
-      timer_(io_),
       grace_timer_(io_),
       idle_timer_(io_),
-      random_(static_cast<uint64_t>(clock_.now_steady_ms()) ^ 0x7461726465ULL),
       decoder_(options_.max_payload_bytes),
-      transition_log_(figures_) {
+      core_(io_, figures_) {
   declare_figures();
+  core_.set_after_commands_hook([this] {
+    if (shutting_down_) finish_shutdown_when_idle();
+  });
 }
 
 // The server's own figures; the committer, the engine and the transition
@@ -66,7 +62,7 @@ void Server::declare_figures() {
   figures_.sampled({.name = "uptime_ms", .help = "Milliseconds since the server started.",
                     .stats_name = "uptime_ms"},
                    [this](FigureSamples& out) {
-                     out.total(static_cast<double>(clock_.now_steady_ms() - started_steady_ms_));
+                     out.total(static_cast<double>(core_.clock().now_steady_ms() - started_steady_ms_));
                    });
   figures_.sampled({.name = "connections", .help = "Open client connections.",
                     .stats_name = "connections"},
@@ -83,81 +79,25 @@ void Server::declare_figures() {
 
 void Server::begin_command() {
   commands_->add();
-  staged_->reset_observed();
+  core_.reset_observed();
 }
 
-Server::~Server() {
-  sweep_.reset();      // cancels a sweep in progress; it reads the store
-  committer_.reset();  // finishes the commit in flight, if any
-  engine_.reset();
-  store_.reset();
-  staged_.reset();
-  if (durable_) {
-    Status status = durable_->close();
-    if (!status.is_ok()) spdlog::error("closing the store: {}", status.to_string());
-  }
+Server::~Server() = default;
+
+void Server::wait_for_commit(const std::shared_ptr<Session>& session) {
+  core_.wait_for_commit(session);
 }
 
 Status Server::open() {
-  started_steady_ms_ = clock_.now_steady_ms();
+  started_steady_ms_ = core_.clock().now_steady_ms();
   if (!options_.auth_token_file.empty()) {
     auto token = read_token_file(options_.auth_token_file);
     if (!token.is_ok()) return token.status();
     auth_token_ = token.value();
   }
-  storage::RocksKv::Options kv_options;
-  kv_options.sync = options_.sync;
-  // Muted until the store is open: a refused start logs its one line only.
-  kv_options.log_sink = [this](const std::string& line) {
-    if (store_open_) spdlog::warn("rocksdb: {}", line);
-  };
-  storage::OpenedStore opened = storage::open_for_serving(options_.data_dir, kv_options);
-  open_problem_ = opened.problem;
-  if (!opened.status.is_ok()) return opened.status;
-  if (!opened.warning.empty()) spdlog::warn("{}", opened.warning);
-  durable_ = std::move(opened.kv);
-  store_open_ = true;
-  staged_ = std::make_unique<storage::StagedKv>(*durable_);
-  store_ = std::make_unique<storage::Store>(*staged_);
-  engine::Engine::Options engine_options;
-  engine_options.retry_lead_ms = options_.retry_lead_ms;
-  engine_ = std::make_unique<engine::Engine>(*store_, clock_, random_, engine_options);
-  engine::RecoveryReport report;
-  TARDE_RETURN_IF_ERROR(engine_->start_recovery(&report));
-  committer_ = std::make_unique<GroupCommitter>(
-      io_, *staged_, *durable_, figures_,
-      [this](uint64_t seq, const Status& s) { on_commit(seq, s); });
-  // Counting and the invariant sweep run on a snapshot in the background;
-  // their repairs are committed like any other change.
-  sweep_ = std::make_unique<BackgroundSweep>(
-      io_, *durable_, [this](const Status& status, engine::Sweep sweep, int64_t took_ms) {
-        on_sweep_done(status, std::move(sweep), took_ms);
-      });
-  sweep_->start();
-  figures_.sampled({.name = "sweep_running",
-                    .help = "1 while the background count and invariant sweep runs.",
-                    .stats_name = "sweep_running"},
-                   [this](FigureSamples& out) { out.total(sweep_->running() ? 1 : 0); });
-  figures_.sampled({.name = "sweep_scanned",
-                    .help = "Records and index entries the background sweep has visited.",
-                    .stats_name = "sweep_scanned"},
-                   [this](FigureSamples& out) { out.total(static_cast<double>(sweep_->scanned())); });
-  engine_->declare_figures(figures_);
-  spdlog::info(
-      "recovered {} in {} ms: {} timers in memory; counting and checking invariants in "
-      "the background",
-      options_.data_dir, report.took_ms, report.due_in_memory);
-  engine_->set_ready_listener([this](const std::string& queue) { signal_ready(queue); });
-  engine_->set_breaker_listener([](const std::string& queue, engine::Breaker::State state) {
-    if (state == engine::Breaker::State::kOpen) {
-      spdlog::warn("alert: circuit breaker of queue {} opened: most answers were TRANSIENT", queue);
-    } else {
-      spdlog::info("circuit breaker of queue {} is {}", queue,
-                   state == engine::Breaker::State::kHalfOpen ? "half-open (probing)" : "closed");
-    }
-  });
-  engine_->set_transition_listener(
-      [this](const engine::TransitionNote& note) { transition_log_.on_transition(note); });
+  TARDE_RETURN_IF_ERROR(core_.open(CoreOptions{.data_dir = options_.data_dir,
+                                               .sync = options_.sync,
+                                               .retry_lead_ms = options_.retry_lead_ms}));
 
   asio::error_code ec;
   const auto address = asio::ip::make_address(options_.listen_host, ec);
@@ -234,164 +174,18 @@ void Server::session_closed(Session* session) {
     asio::post(io_, [released = std::move(it->second)] {});
     sessions_.erase(it);
   }
-  commit_waiters_.erase(session);
-  Status status = engine_->connection_closed(conn);
+  core_.forget_commit_waiter(session);
+  Status status = core_.engine().connection_closed(conn);
   if (!status.is_ok())
     spdlog::error("releasing leases of a closed connection: {}", status.to_string());
   after_commands();
   if (shutting_down_) finish_shutdown_when_idle();
 }
 
-void Server::after_commands() {
-  committer_->kick();
-  arm_timer();
-  if (shutting_down_) finish_shutdown_when_idle();
-}
-
-void Server::on_commit(uint64_t seq, const Status& status) {
-  if (!status.is_ok()) {
-    // The group and everything staged after it were dropped: memory goes
-    // back to what the disk holds. The store retries the write path with the
-    // next commit, so writes resume by themselves once the fault is gone.
-    failed_commits_in_a_row_ += 1;
-    if (failed_commits_in_a_row_ == 1) {
-      spdlog::error(
-          "storage refused a write: commit of group {} failed: {}; its commands answer ERR "
-          "INTERNAL, reads go on, writes are retried with each new command",
-          seq, status.to_string());
-    } else {
-      spdlog::debug("commit of group {} failed again: {}", seq, status.to_string());
-    }
-    engine::RecoveryReport report;
-    Status reloaded = engine_->start_recovery(&report);
-    if (!reloaded.is_ok())
-      spdlog::error("reloading after a failed commit: {}", reloaded.to_string());
-    // The reload restarted the counts; the sweep that completes them starts
-    // once writes work again (a reopen of the store drops its snapshot).
-    sweep_->stop();
-  } else if (failed_commits_in_a_row_ > 0) {
-    spdlog::warn("storage accepts writes again after {} failed commits", failed_commits_in_a_row_);
-    failed_commits_in_a_row_ = 0;
-    sweep_->start();
-  }
-  if (timers_after_commit_ && !shutting_down_) {
-    timers_after_commit_ = false;
-    asio::post(io_, [this] { on_timer(); });
-  }
-  auto waiters = std::move(commit_waiters_);
-  commit_waiters_.clear();
-  for (auto& [raw, weak] : waiters) {
-    if (auto session = weak.lock()) session->on_commit(seq, status.is_ok());
-  }
-  if (shutting_down_) finish_shutdown_when_idle();
-}
-
-// The background sweep ended: the engine adds its counts and repairs what
-// still needs it (the repairs go out with the next commit).
-void Server::on_sweep_done(const Status& status, engine::Sweep sweep, int64_t took_ms) {
-  if (!status.is_ok()) {
-    spdlog::error("background invariant sweep failed after {} ms: {}; counts stay partial", took_ms,
-                  status.to_string());
-    return;
-  }
-  std::vector<std::string> repairs;
-  Status finished = engine_->finish_recovery(sweep, &repairs);
-  for (const std::string& repair : repairs) spdlog::warn("recovery: {}", repair);
-  if (!finished.is_ok()) {
-    spdlog::error("applying the background sweep: {}", finished.to_string());
-    return;
-  }
-  uint64_t ready = 0;
-  uint64_t dead = 0;
-  for (const auto& [queue, counts] : sweep.queues) {
-    ready += counts.ready;
-    dead += counts.dead;
-  }
-  spdlog::info(
-      "background sweep done in {} ms: {} entries visited, {} transactions, {} ready, {} dead "
-      "letters at start, {} violations, {} repairs",
-      took_ms, sweep_->scanned(), sweep.transactions, ready, dead, sweep.violations.size(),
-      repairs.size());
-  after_commands();
-}
-
-void Server::arm_timer() {
-  if (shutting_down_) return;
-  const std::optional<int64_t> next = engine_->next_timer_ms(!timers_after_commit_);
-  if (!next) return;
-  if (timer_at_ms_ && *timer_at_ms_ <= *next) return;  // already armed early enough
-  timer_at_ms_ = *next;
-  // To the microsecond: a whole-millisecond delay from a rounded-down now
-  // would wake up to a millisecond late, and that is a retry's lateness.
-  const int64_t delay_us = std::max<int64_t>(0, *next * 1000 - clock_.now_wall_us());
-  timer_.expires_after(std::chrono::microseconds(delay_us));
-  timer_.async_wait([this](const asio::error_code& ec) {
-    if (ec == asio::error::operation_aborted) return;
-    on_timer();
-  });
-}
-
-// Firing pauses while too much is uncommitted (on_commit resumes it); the
-// memory timers, wakes of waiting RESERVEs among them, run regardless.
-void Server::on_timer() {
-  timer_at_ms_.reset();
-  if (shutting_down_) return;
-  const bool fire = staged_->overlay_size() <= kTimerStagedKeysMax;
-  timers_after_commit_ = !fire;
-  auto more = engine_->run_timers(fire);
-  TARDE_CRASH_POINT("timer.after_fire");
-  if (!more.is_ok()) {
-    spdlog::error("timers: {}", more.status().to_string());
-  } else if (more.value()) {
-    asio::post(io_, [this] { on_timer(); });  // more due: after serving connections
-  }
-  after_commands();
-}
+void Server::after_commands() { core_.after_commands(); }
 
 void Server::park(const std::shared_ptr<Session>& session, const std::string& queue) {
-  auto& line = parked_[queue];
-  // Drop connections that stopped waiting (timed out, answered, closed), so
-  // that a queue that never gets work does not collect them forever.
-  std::erase_if(line, [&](const std::weak_ptr<Session>& weak) {
-    auto parked = weak.lock();
-    return !parked || !parked->parked_on(queue);
-  });
-  line.push_back(session);
-}
-
-void Server::signal_ready(const std::string& queue) {
-  if (parked_.find(queue) == parked_.end()) return;
-  signaled_.insert(queue);
-  if (serve_posted_) return;
-  serve_posted_ = true;
-  asio::post(io_, [this] { serve_parked(); });
-}
-
-// Hands ready requests to parked RESERVEs, oldest first, until a queue has
-// nothing left to give.
-void Server::serve_parked() {
-  serve_posted_ = false;
-  std::set<std::string> queues = std::move(signaled_);
-  signaled_.clear();
-  for (const std::string& queue : queues) {
-    auto it = parked_.find(queue);
-    if (it == parked_.end()) continue;
-    auto& line = it->second;
-    while (!line.empty()) {
-      auto session = line.front().lock();
-      if (!session || !session->parked_on(queue)) {
-        line.pop_front();
-        continue;
-      }
-      staged_->reset_observed();
-      std::optional<std::string> got = try_reserve(session->context(), queue);
-      if (!got) break;
-      line.pop_front();
-      session->unpark(std::move(*got), staged_->observed_seq());
-    }
-    if (line.empty()) parked_.erase(it);
-  }
-  after_commands();
+  core_.park(session, queue);
 }
 
 // Closes connections that completed no command within --idle-timeout, once a
@@ -403,7 +197,7 @@ void Server::sweep_idle() {
       std::chrono::steady_clock::now() - std::chrono::milliseconds(options_.idle_timeout_ms);
   std::vector<std::shared_ptr<Session>> idle;
   for (auto& [raw, session] : sessions_) {
-    if (session->idle_since(since) && !engine_->holds_leases(session->context().conn_id)) {
+    if (session->idle_since(since) && !core_.engine().holds_leases(session->context().conn_id)) {
       idle.push_back(session);
     }
   }
@@ -426,7 +220,7 @@ void Server::stop() {
   acceptor_.close(ignored);
   signals_.cancel(ignored);
   if (http_) http_->close();
-  timer_.cancel();  // and arm_timer arms no more while stopping
+  core_.stop_timers();
   grace_timer_.expires_after(kShutdownGrace);
   grace_timer_.async_wait([this](const asio::error_code& ec) {
     if (ec) return;
@@ -439,7 +233,7 @@ void Server::stop() {
 // Once nothing is staged or being committed, every reply can go: close the
 // sessions (each flushes what it has) and let run() return.
 void Server::finish_shutdown_when_idle() {
-  if (!committer_->idle()) return;
+  if (!core_.idle()) return;
   std::vector<std::shared_ptr<Session>> open;
   for (auto& [raw, session] : sessions_) open.push_back(session);
   for (auto& session : open) session->begin_close();

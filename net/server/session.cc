@@ -186,6 +186,16 @@ void Session::unpark(std::string reply, uint64_t dep) {
   do_read();
 }
 
+bool Session::try_take(const std::string& queue) {
+  std::optional<std::string> got = try_reserve(ctx_, queue);
+  if (!got) return false;
+  taken_ = std::move(*got);
+  taken_dep_ = host_.observed_seq();
+  return true;
+}
+
+void Session::deliver() { unpark(std::move(taken_), taken_dep_); }
+
 void Session::on_wait_timeout(const asio::error_code& ec) {
   if (ec == asio::error::operation_aborted || !parked_ || closed_) return;
   parked_ = false;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "net/core/waiters.h"
 #include "net/server/commands.h"
 
 namespace tarde::net {
@@ -26,7 +27,9 @@ class SessionHost;
 // reads cannot make the server buffer without bound. A pause at the byte
 // bound is logged once, and its end (every reply read) once. Lifetime: shared_ptr,
 // kept alive by its pending async operations. io thread only.
-class Session : public std::enable_shared_from_this<Session> {
+class Session final : public std::enable_shared_from_this<Session>,
+                public ReserveWaiter,
+                public CommitWaiter {
  public:
   // A client that pipelines without reading is paused past these.
   static constexpr size_t kPendingRepliesMax = 1024;
@@ -40,10 +43,14 @@ class Session : public std::enable_shared_from_this<Session> {
   // Sends the one reply of a refused connection, then closes.
   void refuse(std::string reply);
   // The commit of group `seq` finished: replies up to it may go (or fail).
-  void on_commit(uint64_t seq, bool ok);
+  void on_commit(uint64_t seq, bool ok) override;
   // A parked RESERVE got its answer (REQUEST, or ERR).
   void unpark(std::string reply, uint64_t dep);
   bool parked_on(const std::string& queue) const { return parked_ && parked_queue_ == queue; }
+  // ReserveWaiter: the Core hands a parked RESERVE its request.
+  bool waits_on(const std::string& queue) const override { return parked_on(queue); }
+  bool try_take(const std::string& queue) override;
+  void deliver() override;
   // True when the connection completed no command since `since` and neither
   // waits in RESERVE nor has replies on their way: the idle sweep closes it.
   bool idle_since(std::chrono::steady_clock::time_point since) const {
@@ -89,6 +96,8 @@ class Session : public std::enable_shared_from_this<Session> {
   bool writing_ = false;
   bool parked_ = false;
   std::string parked_queue_;
+  std::string taken_;  // the reply try_take() got, until deliver()
+  uint64_t taken_dep_ = 0;
   bool closing_ = false;  // no more input is processed; close once output is out
   bool closed_ = false;
   std::chrono::steady_clock::time_point last_command_at_ = std::chrono::steady_clock::now();

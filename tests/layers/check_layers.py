@@ -15,10 +15,14 @@ ALLOWED = {
     "storage": ["base"],
     "engine": ["base", "storage"],
     "net/wire": ["base"],
-    "net/server": ["base", "storage", "engine", "net/wire"],
+    "net/core": ["base", "storage", "engine", "net/wire"],
+    "net/server": ["base", "storage", "engine", "net/wire", "net/core"],
+    "embedded": ["base", "storage", "engine", "net/wire", "net/core", "embedded/include/tarde"],
+    "embedded/include/tarde": ["base"],
     "clients/cpp": ["base", "net/wire"],
     "tools/cli": ["base", "net/wire", "clients/cpp"],
     "tools/crash": ["base", "net/wire", "clients/cpp"],
+    "tools/crash-embedded": ["base", "embedded/include/tarde"],
     "tools/dump": ["base", "storage", "engine"],
     "tools/fill": ["base", "storage", "engine"],
     "tools/bench": ["base", "storage", "engine", "net/wire"],
@@ -29,7 +33,13 @@ FORBIDDEN_SYSTEM = {
     "engine": ["rocksdb/", "cereal/", "asio", "spdlog/"],
     "net/wire": ["rocksdb/", "cereal/", "asio", "spdlog/"],
     "clients/cpp": ["rocksdb/", "cereal/", "spdlog/"],
+    # The installed public headers: an application needs only tarde's package.
+    "embedded/include/tarde": ["rocksdb/", "cereal/", "asio", "spdlog/"],
+    "tools/crash-embedded": ["rocksdb/", "cereal/", "asio", "spdlog/"],
 }
+# Public headers are included as <tarde/NAME.h> (embedded/include/ is on the
+# include path); they belong to the folder they live in.
+PUBLIC_PREFIX = ("tarde/", "embedded/include/tarde/")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
@@ -56,11 +66,15 @@ def main(root):
         with open(os.path.join(root, path), encoding="utf-8") as source:
             text = source.read()
         for kind, target in INCLUDE.findall(text):
+            if kind == "<" and target.startswith(PUBLIC_PREFIX[0]):
+                kind = '"'
             if kind == "<":
                 for banned in FORBIDDEN_SYSTEM.get(folder, []):
                     if target.startswith(banned):
                         problems.append(f"{path}: includes <{target}>, private to a lower layer")
                 continue
+            if target.startswith(PUBLIC_PREFIX[0]):
+                target = PUBLIC_PREFIX[1] + target[len(PUBLIC_PREFIX[0]):]
             edges.add((path, target))
             target_folder = folder_of(target)
             if target_folder is None:

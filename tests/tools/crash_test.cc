@@ -94,6 +94,15 @@ TEST_SUITE("crash") {
     }
   }
 
+  TEST_CASE("the embedded engine: a program that embeds tarde, killed 10 times, no violation") {
+    const Campaign c = run_campaign("--embedded --seed 12 --kills 10 --duration 60 --clients 4");
+    INFO(c.out);
+    CHECK(c.status == 0);
+    CHECK(c.kills >= 10);
+    CHECK(c.violations == 0);
+    CHECK(c.seconds < 60 + kTailSecondsMax);
+  }
+
   TEST_CASE("usage errors exit 2 and say what is wrong") {
     const Campaign nowhere = run_campaign("--crash-points nowhere");
     CHECK(nowhere.status == 2);
@@ -130,7 +139,7 @@ TEST_SUITE("crash") {
          {"usage: tarde-crash [options]", "--seed N", "--duration SECONDS", "(default 60)",
           "--kills N", "--clients N", "(default 4)", "--transactions N", "(default 400)",
           "--crash-points LIST", "(default all)", "--data DIR", "--keep", "--server PATH",
-          "--dump PATH", "--verbose", "exit status:"}) {
+          "--dump PATH", "--verbose", "--embedded", "exit status:"}) {
       CHECK_MESSAGE(help.out.find(text) != std::string::npos, text);
     }
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tools/crash/campaign.h"
+#include "tools/crash/embedded_campaign.h"
 #include "tools/crash/options.h"
 
 namespace {
@@ -33,5 +34,6 @@ int main(int argc, char** argv) {
     std::fputs(tarde::crash::usage_text().c_str(), stdout);
     return 0;
   }
+  if (options.value().embedded) return tarde::crash::run_embedded_campaign(options.value());
   return tarde::crash::run_campaign(options.value());
 }

@@ -82,6 +82,10 @@ void define_flags(CLI::App& app, CampaignOptions* o) {
                 &o->dump_path)
       ->type_name("PATH");
   app.add_flag("--verbose", o->verbose, "log every kill, restart and unusual reply");
+  app.add_flag("--embedded", o->embedded,
+               "kill tarde-crash-embedded, a program that embeds tarde (tarde/embedded.h) and "
+               "journals its calls, instead of the server (random SIGKILLs, and the crash points "
+               "the library reaches: commit.before_write, commit.after_write, timer.after_fire)");
 }
 
 }  // namespace
@@ -109,6 +113,7 @@ Result<CampaignOptions> parse_options(const std::vector<std::string>& args,
   o.help = outcome.value() == FlagsOutcome::kHelp;
   if (o.server_path.empty()) o.server_path = binary_dir + "/tarde";
   if (o.dump_path.empty()) o.dump_path = binary_dir + "/tarde-dump";
+  o.embedded_path = binary_dir + "/tarde-crash-embedded";
   return o;
 }
 

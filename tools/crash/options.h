@@ -31,6 +31,10 @@ struct CampaignOptions {
   std::string dump_path;
   bool verbose = false;
   bool help = false;  // --help: print usage_text() instead of running
+  // --embedded: kill a program that embeds tarde (tarde-crash-embedded,
+  // next to tarde-crash) instead of the server.
+  bool embedded = false;
+  std::string embedded_path;
 };
 
 // The usage text printed by --help and after a usage error: every flag with

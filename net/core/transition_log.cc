@@ -1,4 +1,4 @@
-#include "net/server/transition_log.h"
+#include "net/core/transition_log.h"
 
 #include <spdlog/spdlog.h>
 

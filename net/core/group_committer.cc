@@ -1,4 +1,4 @@
-#include "net/server/group_committer.h"
+#include "net/core/group_committer.h"
 
 #include <chrono>
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -17,5 +19,9 @@ extern const std::vector<std::string_view> kConfigNames;
 std::optional<ArgError> apply_config_options(
     const std::vector<std::pair<std::string_view, std::string_view>>& options,
     storage::QueueConfig* config);
+
+// Every setting of `config` as CONFIG's name=value pairs, in kConfigNames'
+// order, with values in their wire form ("2h", "1.6", "1").
+std::vector<std::pair<std::string, std::string>> config_values(const storage::QueueConfig& config);
 
 }  // namespace tarde::net

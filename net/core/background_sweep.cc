@@ -1,4 +1,4 @@
-#include "net/server/background_sweep.h"
+#include "net/core/background_sweep.h"
 
 #include <chrono>
 

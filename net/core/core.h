@@ -1,0 +1,125 @@
+#pragma once
+
+#include <asio.hpp>
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "base/figures.h"
+#include "base/status.h"
+#include "base/system_clock.h"
+#include "engine/engine.h"
+#include "engine/random.h"
+#include "net/core/background_sweep.h"
+#include "net/core/group_committer.h"
+#include "net/core/transition_log.h"
+#include "net/core/waiters.h"
+#include "storage/rocks_kv.h"
+#include "storage/staged_kv.h"
+#include "storage/store.h"
+#include "storage/store_open.h"
+
+namespace tarde::net {
+
+// What the Core needs to open a data directory.
+struct CoreOptions {
+  std::string data_dir;
+  bool sync = true;  // fsync every group commit
+  int64_t retry_lead_ms = 10;
+};
+
+// Core is what `tarde serve` and the embedded engine share: it opens a data
+// directory (storage::open_for_serving), recovers the engine, and drives it
+// on one asio io_context: the group committer, the engine's timer (with the
+// pause while too much is uncommitted), the background invariant sweep and
+// its repairs, the reload after a failed commit, and RESERVEs parked until
+// their queue has work. It knows nothing of connections or the protocol.
+//
+// Owned by the Server or the embedded engine; created, opened, used and
+// destroyed on the io thread (the thread running the io_context), which must
+// outlive it. Errors come back as Status; none throws.
+class Core {
+ public:
+  // `figures` must outlive the Core: the committer, the engine and the
+  // sweep declare their figures in it.
+  Core(asio::io_context& io, Figures& figures);
+  ~Core();
+  Core(const Core&) = delete;
+  Core& operator=(const Core&) = delete;
+
+  // Opens the store, starts recovery and the background sweep. Errors name
+  // what failed; open_problem() says why a data directory was refused.
+  [[nodiscard]] Status open(const CoreOptions& options);
+  storage::OpenProblem open_problem() const { return open_problem_; }
+
+  engine::Engine& engine() { return *engine_; }
+  Clock& clock() { return clock_; }
+  // The staged commit the last command read (after reset_observed()), and
+  // the last one that is durable.
+  void reset_observed() { staged_->reset_observed(); }
+  uint64_t observed_seq() const { return staged_->observed_seq(); }
+  uint64_t committed_seq() const { return staged_->committed_seq(); }
+
+  // After commands ran: commit what they staged, re-arm the timer, then call
+  // the after-commands hook.
+  void after_commands();
+  // Tells `waiter` of the next commit.
+  void wait_for_commit(const std::shared_ptr<CommitWaiter>& waiter);
+  void forget_commit_waiter(CommitWaiter* waiter) { commit_waiters_.erase(waiter); }
+  // Hands `waiter` the queue's next request when it has one.
+  void park(const std::shared_ptr<ReserveWaiter>& waiter, const std::string& queue);
+  // Stops firing timers for good (a shutdown).
+  void stop_timers();
+  // Nothing staged and nothing being committed.
+  bool idle() const { return committer_->idle(); }
+  // Called at the end of after_commands() and of every commit: the server
+  // finishes its shutdown there.
+  void set_after_commands_hook(std::function<void()> hook) { hook_ = std::move(hook); }
+
+ private:
+  void on_commit(uint64_t seq, const Status& status);
+  void on_sweep_done(const Status& status, engine::Sweep sweep, int64_t took_ms);
+  void arm_timer();
+  void on_timer();
+  void signal_ready(const std::string& queue);
+  void serve_parked();
+  void run_hook() {
+    if (hook_) hook_();
+  }
+
+  asio::io_context& io_;
+  Figures& figures_;
+  asio::steady_timer timer_;  // the engine's next timer
+  std::optional<int64_t> timer_at_ms_;
+  SystemClock clock_;
+  engine::SeededRandom random_;
+  std::string data_dir_;
+  storage::OpenProblem open_problem_ = storage::OpenProblem::kNone;
+  std::atomic<bool> store_open_{false};  // read by RocksDB's threads through the log sink
+
+  std::unique_ptr<storage::RocksKv> durable_;
+  std::unique_ptr<storage::StagedKv> staged_;
+  std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<GroupCommitter> committer_;
+  std::unique_ptr<BackgroundSweep> sweep_;
+  TransitionLog transition_log_;
+
+  std::map<std::string, std::deque<std::weak_ptr<ReserveWaiter>>> parked_;
+  std::unordered_map<CommitWaiter*, std::weak_ptr<CommitWaiter>> commit_waiters_;
+  std::set<std::string> signaled_;
+  std::function<void()> hook_;
+  bool serve_posted_ = false;
+  bool timers_after_commit_ = false;  // firing paused until the next commit
+  bool stopping_ = false;
+  uint64_t failed_commits_in_a_row_ = 0;  // one error line per storage fault episode
+};
+
+}  // namespace tarde::net
