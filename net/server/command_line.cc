@@ -162,8 +162,8 @@ Status apply_config_file(const std::string& path, ServerOptions* options) {
   }
   std::ifstream in(path);
   if (!in) {
-    return Status::invalid_argument(path + ": cannot read the config file: " +
-                                    std::strerror(errno));
+    return Status::invalid_argument(path +
+                                    ": cannot read the config file: " + std::strerror(errno));
   }
   // The names a file may set: every flag of serve but --config itself.
   std::vector<std::string> names;
@@ -194,9 +194,9 @@ Status apply_config_file(const std::string& path, ServerOptions* options) {
                                       "' (the flags of tarde serve, without --; see tarde --help)");
     }
     if (value.empty()) return Status::invalid_argument(where + name + " needs a value");
-    auto applied = parse_flags(
-        [options](CLI::App& app) { define_serve_flags(app, options, nullptr); },
-        {"--" + name + "=" + value});
+    auto applied =
+        parse_flags([options](CLI::App& app) { define_serve_flags(app, options, nullptr); },
+                    {"--" + name + "=" + value});
     if (!applied.is_ok()) {
       std::string message = applied.status().message();
       if (message.rfind("--" + name, 0) == 0) message.erase(0, 2);  // the file's spelling
@@ -204,8 +204,8 @@ Status apply_config_file(const std::string& path, ServerOptions* options) {
     }
   }
   if (in.bad()) {
-    return Status::invalid_argument(path + ": cannot read the config file: " +
-                                    std::strerror(errno));
+    return Status::invalid_argument(path +
+                                    ": cannot read the config file: " + std::strerror(errno));
   }
   return Status::ok();
 }
@@ -215,8 +215,7 @@ Status apply_config_file(const std::string& path, ServerOptions* options) {
 std::string usage_text() {
   ServerOptions unused;  // the flags need somewhere to store; help stores nothing
   std::string unused_config;
-  return help_text(
-      [&](CLI::App& app) { define_serve_flags(app, &unused, &unused_config); });
+  return help_text([&](CLI::App& app) { define_serve_flags(app, &unused, &unused_config); });
 }
 
 std::string version_text() { return "tarde 0.1.0 (protocol 1)\n"; }

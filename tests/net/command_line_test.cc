@@ -253,17 +253,23 @@ TEST_CASE("--config: an error names the file and the line") {
     return refusal({"serve", "--config", conf});
   };
   CHECK(refused_file("# ok\nlisten = 127.0.0.1:1\nbogus = 1\n") ==
-        conf + ":3: unknown setting 'bogus' (the flags of tarde serve, without --; see tarde --help)");
-  CHECK(refused_file("--data = /x\n") ==
-        conf + ":1: unknown setting '--data' (the flags of tarde serve, without --; see tarde --help)");
-  CHECK(refused_file("config = /etc/other.conf\n") ==
-        conf + ":1: unknown setting 'config' (the flags of tarde serve, without --; see tarde --help)");
+        conf +
+            ":3: unknown setting 'bogus' (the flags of tarde serve, without --; see tarde --help)");
+  CHECK(
+      refused_file("--data = /x\n") ==
+      conf +
+          ":1: unknown setting '--data' (the flags of tarde serve, without --; see tarde --help)");
+  CHECK(
+      refused_file("config = /etc/other.conf\n") ==
+      conf +
+          ":1: unknown setting 'config' (the flags of tarde serve, without --; see tarde --help)");
   CHECK(refused_file("help = 1\n").find(":1: unknown setting 'help'") != std::string::npos);
   CHECK(refused_file("\n\nsync = sometimes\n") ==
         conf + ":3: sync expects always or none, got 'sometimes'");
   CHECK(refused_file("max-connections = 0\n") ==
         conf + ":1: max-connections expects a whole number from 1 to 1000000, got '0'");
-  CHECK(refused_file("listen = nowhere\n") == conf + ":1: listen: expected HOST:PORT, got 'nowhere'");
+  CHECK(refused_file("listen = nowhere\n") ==
+        conf + ":1: listen: expected HOST:PORT, got 'nowhere'");
   CHECK(refused_file("retry-lead = 2s\n") == conf + ":1: retry-lead must be at most 1s, got '2s'");
   CHECK(refused_file("data =\n") == conf + ":1: data needs a value");
   CHECK(refused_file("# fine\nlisten 127.0.0.1:7400\n") ==
