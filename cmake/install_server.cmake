@@ -72,9 +72,9 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "durable deferred retries server")
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
     "When an external system answers a call with try again later, tarde keeps
 the transaction and puts each retry back on a queue for a dispatcher when
-it is due, exactly once per attempt,
-with the idempotency key <tx_id>#<attempt>. Its state and time-ordered retry
-index live in RocksDB, and a reply means the change is on disk.
+it is due, exactly once per attempt, with the idempotency key
+<tx_id>#<attempt>. Its state and time-ordered retry index live in RocksDB,
+and a reply means the change is on disk.
 
 This package runs tarde serve as a systemd service (user tarde, data in
 /var/lib/tarde, settings in /etc/tarde/tarde.conf), with tarde-cli, the
