@@ -66,6 +66,18 @@ for flag in $flags; do
   grep -Eq "^#?$flag = " "$conf" || fail "tarde.conf does not list '$flag'"
 done
 grep -qx 'data = /var/lib/tarde' "$conf" || fail "tarde.conf does not put the data in /var/lib/tarde"
+# Each commented setting shows the default that tarde --help shows.
+"$root/usr/bin/tarde" --help | awk '
+  /^  --/ { if (name != "") print name "\t" text; name = $1; sub(/^--/, "", name); text = $0; next }
+  /^    / { text = text " " $0; next }
+  { if (name != "") print name "\t" text; name = "" }
+  END { if (name != "") print name "\t" text }' |
+  sed -n 's/^\([a-z-]*\)\t.*(default \([^)]*\))$/\1 \2/p' >"$work/defaults"
+[ "$(wc -l <"$work/defaults")" -ge 9 ] || fail "could not read the defaults of tarde --help"
+while read -r flag default; do
+  [ "$flag" = data ] && continue  # the package's own value, said above
+  grep -qxF "#$flag = $default" "$conf" || fail "tarde.conf does not show $flag's default $default"
+done <"$work/defaults"
 
 unit="$root/lib/systemd/system/tarde.service"
 for line in Type=notify User=tarde StateDirectory=tarde Restart=on-failure \
