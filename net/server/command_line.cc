@@ -27,7 +27,7 @@ Usage:
 
 constexpr const char* kExitCodes = R"(Exit codes of serve:
   0  stopped by SIGINT or SIGTERM
-  2  bad command line
+  2  bad command line, or a bad --config file (the message names its line)
   3  could not start for another reason (port in use, token file refused, ...)
   4  the data directory is locked by another process
   5  the data directory was written by a newer tarde (format version)

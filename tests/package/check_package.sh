@@ -188,6 +188,11 @@ cat "$work"/trace.* | sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' | sort -u >"$wo
 say "system calls seen: $(tr "\n" " " <"$work/used")"
 outside=$(comm -23 "$work/used" "$work/filter")
 [ -z "$outside" ] || fail "the real server makes system calls the unit's filter forbids: $outside"
+# MemoryDenyWriteExecute=true refuses memory both writable and executable,
+# and making memory executable later: the server must do neither.
+if grep -E 'mprotect\([^)]*PROT_EXEC|mmap\([^)]*PROT_WRITE\|PROT_EXEC' "$work"/trace.*; then
+  fail "tarde maps writable executable memory: MemoryDenyWriteExecute would stop it"
+fi
 say "SystemCallFilter: all $(wc -l <"$work/used") system calls tarde made under strace are allowed" \
   "($(wc -l <"$work/filter") allowed by @system-service ~@privileged @resources)"
 say "ok"
