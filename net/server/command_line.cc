@@ -1,6 +1,11 @@
 #include "net/server/command_line.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "base/cli_flags.h"
 #include "net/wire/tokens.h"
@@ -12,13 +17,17 @@ constexpr const char* kDescription = R"(tarde - durable deferred retries
 
 Usage:
   tarde serve [flags]     run the server
+  tarde serve --config FILE [flags]
+                          read the flags from FILE first: one `name = value`
+                          line per flag, without its --; # starts a comment;
+                          flags on the command line override the file
   tarde --help            show this text
   tarde --version         print the version
 )";
 
 constexpr const char* kExitCodes = R"(Exit codes of serve:
   0  stopped by SIGINT or SIGTERM
-  2  bad command line
+  2  bad command line, or a bad --config file (the message names its line)
   3  could not start for another reason (port in use, token file refused, ...)
   4  the data directory is locked by another process
   5  the data directory was written by a newer tarde (format version)
@@ -29,7 +38,8 @@ A refused data directory is left exactly as it was; the one error line says what
 )";
 
 // Serve's flags, storing into *o; defaults shown are those of ServerOptions.
-void define_serve_flags(CLI::App& app, ServerOptions* o) {
+// With config_file, also --config, stored there.
+void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_file) {
   const ServerOptions defaults;
   app.name("tarde");
   app.description(kDescription);
@@ -125,13 +135,87 @@ void define_serve_flags(CLI::App& app, ServerOptions* o) {
                  })
       ->type_name("text|json")
       ->default_str(defaults.log_json ? "json" : "text");
+  if (config_file != nullptr) {
+    add_text_flag(app, "--config",
+                  "read the flags above from F first (`name = value` lines);\n"
+                  "the command line overrides it (default: none)",
+                  config_file)
+        ->type_name("F");
+  }
+}
+
+// "  a b  " -> "a b".
+std::string trimmed(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  const size_t last = text.find_last_not_of(" \t\r");
+  return text.substr(first, last - first + 1);
+}
+
+// Applies the settings of the config file `path` to *options, line by line,
+// with the same value parsers as the flags. An error names the file and the
+// line: "PATH:LINE: what is wrong".
+Status apply_config_file(const std::string& path, ServerOptions* options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::invalid_argument(path + ": cannot read the config file: it is a directory");
+  }
+  std::ifstream in(path);
+  if (!in) {
+    return Status::invalid_argument(path +
+                                    ": cannot read the config file: " + std::strerror(errno));
+  }
+  // The names a file may set: every flag of serve but --config itself.
+  std::vector<std::string> names;
+  {
+    CLI::App app;
+    define_serve_flags(app, options, nullptr);
+    for (const CLI::Option* option : app.get_options()) {
+      for (const std::string& name : option->get_lnames()) names.push_back(name);
+    }
+  }
+  std::string text;
+  int line_number = 0;
+  while (std::getline(in, text)) {
+    ++line_number;
+    const std::string where = path + ":" + std::to_string(line_number) + ": ";
+    const std::string line = trimmed(text);
+    if (line.empty() || line[0] == '#') continue;
+    const size_t equals = line.find('=');
+    if (equals == std::string::npos) {
+      return Status::invalid_argument(where + "expected `name = value`, got '" + line + "'");
+    }
+    const std::string name = trimmed(line.substr(0, equals));
+    const std::string value = trimmed(line.substr(equals + 1));
+    const bool known = std::find(names.begin(), names.end(), name) != names.end() &&
+                       name != "help" && name != "version";
+    if (!known) {
+      return Status::invalid_argument(where + "unknown setting '" + name +
+                                      "' (the flags of tarde serve, without --; see tarde --help)");
+    }
+    if (value.empty()) return Status::invalid_argument(where + name + " needs a value");
+    auto applied =
+        parse_flags([options](CLI::App& app) { define_serve_flags(app, options, nullptr); },
+                    {"--" + name + "=" + value});
+    if (!applied.is_ok()) {
+      std::string message = applied.status().message();
+      if (message.rfind("--" + name, 0) == 0) message.erase(0, 2);  // the file's spelling
+      return Status::invalid_argument(where + message);
+    }
+  }
+  if (in.bad()) {
+    return Status::invalid_argument(path +
+                                    ": cannot read the config file: " + std::strerror(errno));
+  }
+  return Status::ok();
 }
 
 }  // namespace
 
 std::string usage_text() {
   ServerOptions unused;  // the flags need somewhere to store; help stores nothing
-  return help_text([&unused](CLI::App& app) { define_serve_flags(app, &unused); });
+  std::string unused_config;
+  return help_text([&](CLI::App& app) { define_serve_flags(app, &unused, &unused_config); });
 }
 
 std::string version_text() { return "tarde 0.1.0 (protocol 1)\n"; }
@@ -139,9 +223,20 @@ std::string version_text() { return "tarde 0.1.0 (protocol 1)\n"; }
 Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
   CommandLine line;
   std::vector<std::string> words;
-  auto outcome =
-      parse_flags([&line](CLI::App& app) { define_serve_flags(app, &line.options); }, args, &words);
+  std::string config_file;
+  auto define = [&line, &config_file](CLI::App& app) {
+    define_serve_flags(app, &line.options, &config_file);
+  };
+  auto outcome = parse_flags(define, args, &words);
   if (!outcome.is_ok()) return outcome.status();
+  if (!config_file.empty() && outcome.value() == FlagsOutcome::kRun) {
+    // The file first, then the command line again over it: its flags win.
+    line.options = ServerOptions();
+    TARDE_RETURN_IF_ERROR(apply_config_file(config_file, &line.options));
+    words.clear();
+    outcome = parse_flags(define, args, &words);
+    if (!outcome.is_ok()) return outcome.status();
+  }
   const std::string command = words.empty() ? "" : words[0];
   if (outcome.value() == FlagsOutcome::kHelp || command == "help") {
     line.action = CommandLine::Action::kHelp;

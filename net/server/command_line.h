@@ -26,7 +26,12 @@ struct CommandLine {
 
 // Parses a whole `tarde` command line (argv without the program name):
 // `serve [flags]`, `help`, `version`, or --help/-h or --version anywhere.
-// Serve's flags are `--flag value` or `--flag=value`. invalid_argument with
+// Serve's flags are `--flag value` or `--flag=value`. `--config FILE` reads
+// FILE first: `name = value` lines, one per flag (its name without --),
+// blank lines and lines starting with # ignored; the flags of the command
+// line then override what the file set. A file that cannot be read, a line
+// without `=`, an unknown name or a bad value is refused with a message that
+// starts "FILE:LINE: " (the caller exits 2). invalid_argument with
 // a message for people, naming the flag and what it expects, on a bad
 // command line (the caller exits 2); an empty one is also refused.
 Result<CommandLine> parse_command_line(const std::vector<std::string>& args);

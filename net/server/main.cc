@@ -1,6 +1,7 @@
 // `tarde`: the server executable.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
 
 #include <csignal>
 #include <cstdio>
@@ -87,6 +88,10 @@ int main(int argc, char** argv) {
     spdlog::error("cannot start: {}", refused ? status.message() : status.to_string());
     return start_failure_exit_code(server.open_problem());
   }
+  // Under systemd (Type=notify) READY=1 goes out once the store is recovered
+  // and the listeners are open, so units ordered after tarde find it
+  // serving; without NOTIFY_SOCKET sd_notify does nothing.
+  server.set_notifier([](const std::string& state) { sd_notify(0, state.c_str()); });
   server.run();
   return 0;
 }

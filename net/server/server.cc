@@ -129,6 +129,10 @@ void Server::run() {
                              : " and no --auth-token-file is set: anyone who can connect "
                                "can read and change every transaction");
   }
+  if (notify_) {
+    notify_("READY=1\nSTATUS=listening on " + options_.listen_host + ":" + std::to_string(port_) +
+            ", data " + options_.data_dir);
+  }
   signals_.async_wait([this](const asio::error_code& ec, int signal) {
     if (ec) return;
     spdlog::info("signal {}: stopping", signal);
@@ -215,6 +219,7 @@ void Server::sweep_idle() {
 void Server::stop() {
   if (shutting_down_) return;
   shutting_down_ = true;
+  if (notify_) notify_("STOPPING=1\nSTATUS=stopping: finishing commits and replies");
   idle_timer_.cancel();
   asio::error_code ignored;
   acceptor_.close(ignored);

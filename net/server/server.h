@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,6 +44,12 @@ class Server final : public SessionHost {
   storage::OpenProblem open_problem() const { return core_.open_problem(); }
   // Serves until SIGINT/SIGTERM (or stop()), then shuts down cleanly.
   void run();
+  // Called with a service manager's state line (sd_notify's format):
+  // "READY=1\nSTATUS=..." once run() has the store recovered and the
+  // listeners open, "STOPPING=1\n..." when the shutdown begins. Set before run().
+  void set_notifier(std::function<void(const std::string& state)> notify) {
+    notify_ = std::move(notify);
+  }
   // Begins a clean shutdown from the io thread.
   void stop();
   uint16_t port() const { return port_; }
@@ -62,6 +69,7 @@ class Server final : public SessionHost {
   void session_closed(Session* session) override;
 
  private:
+  std::function<void(const std::string& state)> notify_;
   void do_accept();
   void on_accept(const asio::error_code& ec, asio::ip::tcp::socket socket);
   void finish_shutdown_when_idle();

@@ -1,8 +1,13 @@
 // `tarde` command lines: serve's flags (--retry-lead's default, range and
-// refusals), the other words, and how a bad line is explained.
+// refusals), the other words, how a bad line is explained, and --config.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include "net/server/command_line.h"
+#include "tests/support/temp_dir.h"
 
 using namespace tarde;
 
@@ -160,4 +165,134 @@ TEST_CASE("tarde --help lists every flag of serve with its default, then the exi
         "A refused data directory is left exactly as it was"}) {
     CHECK_MESSAGE(contains(help, line), line);
   }
+}
+
+namespace {
+
+// Writes `text` to `path`.
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  REQUIRE(out.good());
+}
+
+}  // namespace
+
+TEST_CASE("--config FILE: every serve setting as `name = value`, comments and blank lines") {
+  testing::TempDir dir;
+  const std::string conf = dir.sub("tarde.conf");
+  write_text(conf,
+             "# tarde serve's settings\n"
+             "\n"
+             "listen = 0.0.0.0:7500\n"
+             "  data=/var/lib/tarde  \n"
+             "sync = none\r\n"
+             "\t# indented comment\n"
+             "max-connections = 12\n"
+             "max-payload = 4096\n"
+             "auth-token-file = /etc/tarde/token with space\n"
+             "metrics-listen = 127.0.0.1:9100\n"
+             "idle-timeout = 1m\n"
+             "retry-lead = 20ms\n"
+             "log-level = warn\n"
+             "log-format = json\n"
+             "sync = always\n");  // the last of a repeated name wins, as on the command line
+  auto parsed = serve_flags({"--config", conf});
+  REQUIRE(parsed.is_ok());
+  const net::ServerOptions& o = parsed.value();
+  CHECK(o.listen_host == "0.0.0.0");
+  CHECK(o.listen_port == 7500);
+  CHECK(o.data_dir == "/var/lib/tarde");
+  CHECK(o.sync);
+  CHECK(o.max_connections == 12);
+  CHECK(o.max_payload_bytes == 4096);
+  CHECK(o.auth_token_file == "/etc/tarde/token with space");
+  CHECK(o.metrics_host == "127.0.0.1");
+  CHECK(o.metrics_port == 9100);
+  CHECK(o.idle_timeout_ms == 60'000);
+  CHECK(o.retry_lead_ms == 20);
+  CHECK(o.log_level == "warn");
+  CHECK(o.log_json);
+
+  // An empty file (only comments) leaves every default.
+  const std::string empty = dir.sub("empty.conf");
+  write_text(empty, "# nothing set\n\n");
+  auto defaults = serve_flags({"--config=" + empty});
+  REQUIRE(defaults.is_ok());
+  CHECK(defaults.value().listen_port == 7400);
+  CHECK(defaults.value().data_dir == "./tarde-data");
+}
+
+TEST_CASE("--config: flags on the command line override the file, before or after --config") {
+  testing::TempDir dir;
+  const std::string conf = dir.sub("tarde.conf");
+  write_text(conf, "listen = 127.0.0.1:7500\ndata = /var/lib/tarde\nlog-level = debug\n");
+  for (const auto& flags : std::vector<std::vector<std::string>>{
+           {"--config", conf, "--data", "/tmp/other", "--listen=127.0.0.1:0"},
+           {"--data", "/tmp/other", "--listen", "127.0.0.1:0", "--config", conf}}) {
+    auto parsed = serve_flags(flags);
+    REQUIRE(parsed.is_ok());
+    CHECK(parsed.value().data_dir == "/tmp/other");
+    CHECK(parsed.value().listen_port == 0);
+    CHECK(parsed.value().log_level == "debug");  // from the file: not overridden
+  }
+  // --help still wins over a config file, even a bad one.
+  auto help = net::parse_command_line({"serve", "--config", dir.sub("missing"), "--help"});
+  REQUIRE(help.is_ok());
+  CHECK(help.value().action == net::CommandLine::Action::kHelp);
+  // A bad flag on the command line is refused as usual.
+  CHECK(refusal({"serve", "--config", conf, "--sync", "x"}) ==
+        "--sync expects always or none, got 'x'");
+}
+
+TEST_CASE("--config: an error names the file and the line") {
+  testing::TempDir dir;
+  const std::string conf = dir.sub("tarde.conf");
+  auto refused_file = [&](const std::string& text) {
+    write_text(conf, text);
+    return refusal({"serve", "--config", conf});
+  };
+  CHECK(refused_file("# ok\nlisten = 127.0.0.1:1\nbogus = 1\n") ==
+        conf +
+            ":3: unknown setting 'bogus' (the flags of tarde serve, without --; see tarde --help)");
+  CHECK(
+      refused_file("--data = /x\n") ==
+      conf +
+          ":1: unknown setting '--data' (the flags of tarde serve, without --; see tarde --help)");
+  CHECK(
+      refused_file("config = /etc/other.conf\n") ==
+      conf +
+          ":1: unknown setting 'config' (the flags of tarde serve, without --; see tarde --help)");
+  CHECK(refused_file("help = 1\n").find(":1: unknown setting 'help'") != std::string::npos);
+  CHECK(refused_file("\n\nsync = sometimes\n") ==
+        conf + ":3: sync expects always or none, got 'sometimes'");
+  CHECK(refused_file("max-connections = 0\n") ==
+        conf + ":1: max-connections expects a whole number from 1 to 1000000, got '0'");
+  CHECK(refused_file("listen = nowhere\n") ==
+        conf + ":1: listen: expected HOST:PORT, got 'nowhere'");
+  CHECK(refused_file("retry-lead = 2s\n") == conf + ":1: retry-lead must be at most 1s, got '2s'");
+  CHECK(refused_file("data =\n") == conf + ":1: data needs a value");
+  CHECK(refused_file("# fine\nlisten 127.0.0.1:7400\n") ==
+        conf + ":2: expected `name = value`, got 'listen 127.0.0.1:7400'");
+  CHECK(refused_file("= 5\n") ==
+        conf + ":1: unknown setting '' (the flags of tarde serve, without --; see tarde --help)");
+
+  const std::string missing = dir.sub("missing.conf");
+  CHECK(refusal({"serve", "--config", missing}) ==
+        missing + ": cannot read the config file: No such file or directory");
+  CHECK(refusal({"serve", "--config", dir.path()}) ==
+        dir.path() + ": cannot read the config file: it is a directory");
+  if (::geteuid() != 0) {  // root reads any file
+    write_text(conf, "sync = none\n");
+    REQUIRE(::chmod(conf.c_str(), 0) == 0);
+    CHECK(refusal({"serve", "--config", conf}) ==
+          conf + ": cannot read the config file: Permission denied");
+  }
+  CHECK(refusal({"serve", "--config"}) == "--config needs a value (F)");
+}
+
+TEST_CASE("tarde --help lists --config") {
+  const std::string help = net::usage_text();
+  CHECK(contains(help, "  tarde serve --config FILE [flags]"));
+  CHECK(contains(help, "  --config F                  read the flags above from F first"));
 }
