@@ -1,7 +1,7 @@
 #include "base/figures.h"
 
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 
 #include "base/assert.h"

@@ -21,9 +21,9 @@ enum class FigureKind { kCounter, kGauge, kHistogram };
 struct FigureSpec {
   std::string name;  // metric name without the "tarde_" prefix: "commits_total"
   FigureKind kind = FigureKind::kGauge;
-  std::string help;                        // the HELP line, one sentence
-  std::vector<std::string> labels = {};    // label names, in the order values are given
-  std::string stats_name = {};             // STATS line of the total; empty: none
+  std::string help;                      // the HELP line, one sentence
+  std::vector<std::string> labels = {};  // label names, in the order values are given
+  std::string stats_name = {};           // STATS line of the total; empty: none
   // STATS line of each label set, "{}" standing for the label values joined
   // by '.' ("stale.{}" gives "stale.SENT"), "{lower}" for them in lower case
   // ("{lower}" gives "in_flight"). Empty: none.

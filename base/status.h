@@ -53,7 +53,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
 
   bool is_ok() const { return value_.has_value(); }
@@ -73,8 +73,8 @@ class [[nodiscard]] Result {
 
 // TARDE_RETURN_IF_ERROR(expr) returns the Status of expr from the enclosing
 // function when it is not ok.
-#define TARDE_RETURN_IF_ERROR(expr)          \
-  do {                                       \
-    ::tarde::Status tarde_status_ = (expr);  \
+#define TARDE_RETURN_IF_ERROR(expr)                   \
+  do {                                                \
+    ::tarde::Status tarde_status_ = (expr);           \
     if (!tarde_status_.is_ok()) return tarde_status_; \
   } while (0)

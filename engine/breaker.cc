@@ -31,9 +31,12 @@ void Breaker::record(int64_t now_ms, bool transient) {
 
 bool Breaker::allows(int64_t now_ms) {
   switch (state(now_ms)) {
-    case State::kClosed: return true;
-    case State::kOpen: return false;
-    case State::kHalfOpen: return !probe_out_;
+    case State::kClosed:
+      return true;
+    case State::kOpen:
+      return false;
+    case State::kHalfOpen:
+      return !probe_out_;
   }
   return true;
 }

@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/status.h"
 #include "engine/timer_wheel.h"
 #include "storage/records.h"
-#include "base/status.h"
 #include "storage/store.h"
 
 namespace tarde::engine {

@@ -111,8 +111,7 @@ Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision
     case Verdict::kBuried:
       break;
   }
-  TARDE_RETURN_IF_ERROR(
-      persist(&before, decision.after, cause, decision.reason, decision.answer));
+  TARDE_RETURN_IF_ERROR(persist(&before, decision.after, cause, decision.reason, decision.answer));
   const Outcome outcome = decision.verdict == Verdict::kBuried ? Outcome::kBuried : Outcome::kOk;
   return TxReply{outcome, summary(decision.after, ctx.now_ms)};
 }

@@ -14,8 +14,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "engine/breaker.h"
 #include "base/clock.h"
+#include "base/status.h"
+#include "engine/breaker.h"
 #include "engine/due_timers.h"
 #include "engine/random.h"
 #include "engine/ready_queue.h"
@@ -23,7 +24,6 @@
 #include "engine/token_bucket.h"
 #include "engine/transitions.h"
 #include "storage/records.h"
-#include "base/status.h"
 #include "storage/store.h"
 
 namespace tarde {

@@ -60,25 +60,30 @@ void Engine::declare_figures(Figures& figures) {
                   });
   per_queue(
       figures, *this,
-      {.name = "ready", .help = "Requests ready to be handed out, by queue.", .stats_name = "ready"},
+      {.name = "ready",
+       .help = "Requests ready to be handed out, by queue.",
+       .stats_name = "ready"},
       [](const QueueFigures& q) { return static_cast<double>(q.ready); },
       [](const EngineStats& s) { return static_cast<double>(s.ready); });
   per_queue(
       figures, *this,
-      {.name = "leased", .help = "Requests leased to a dispatcher, by queue.", .stats_name = "leased"},
+      {.name = "leased",
+       .help = "Requests leased to a dispatcher, by queue.",
+       .stats_name = "leased"},
       [](const QueueFigures& q) { return static_cast<double>(q.leased); },
       [](const EngineStats& s) { return static_cast<double>(s.leased); });
-  per_queue(figures, *this,
-            {.name = "dead_letters", .help = "Dead letters waiting, by queue.",
-             .stats_name = "dead_letters"},
-            [](const QueueFigures& q) { return static_cast<double>(q.dead); },
-            [](const EngineStats& s) { return static_cast<double>(s.dead_letters); });
-  figures.sampled({.name = "due_in_memory",
-                   .help = "Timers (retries, response timeouts, retention) held in memory.",
-                   .stats_name = "due_in_memory"},
-                  [this](FigureSamples& out) {
-                    out.total(static_cast<double>(stats().due_in_memory));
-                  });
+  per_queue(
+      figures, *this,
+      {.name = "dead_letters",
+       .help = "Dead letters waiting, by queue.",
+       .stats_name = "dead_letters"},
+      [](const QueueFigures& q) { return static_cast<double>(q.dead); },
+      [](const EngineStats& s) { return static_cast<double>(s.dead_letters); });
+  figures.sampled(
+      {.name = "due_in_memory",
+       .help = "Timers (retries, response timeouts, retention) held in memory.",
+       .stats_name = "due_in_memory"},
+      [this](FigureSamples& out) { out.total(static_cast<double>(stats().due_in_memory)); });
   figures.sampled({.name = "timers_fired_total",
                    .kind = FigureKind::kCounter,
                    .help = "Timers that fired: retries moved to SENDING, timeouts, retention.",

@@ -6,9 +6,9 @@
 // "Recovery").
 #include <map>
 
+#include "base/crash_point.h"
 #include "engine/engine.h"
 #include "engine/invariants.h"
-#include "base/crash_point.h"
 #include "storage/keys.h"
 
 namespace tarde::engine {

@@ -1,7 +1,7 @@
 // The Engine's timer-driven work: due retries, response timeouts, retention
 // purges, lease expiries, disconnects and wake-ups of delayed requests.
-#include "engine/engine.h"
 #include "base/assert.h"
+#include "engine/engine.h"
 
 namespace tarde::engine {
 

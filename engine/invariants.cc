@@ -246,10 +246,9 @@ Status check_ready(storage::Store& store, Sweep* sweep, SweepControl* control) {
 
 Status check_dead(storage::Store& store, Sweep* sweep, SweepControl* control) {
   return check_index<storage::DeadLetter>(
-      store, Cf::kDead, kOrphanDead,
-      [&](const auto& visit) { return store.scan_all_dead(visit); }, owns_dead,
-      [](const storage::DeadLetter& l) { return storage::dead_key(l.queue, l.tx_id); }, sweep,
-      control);
+      store, Cf::kDead, kOrphanDead, [&](const auto& visit) { return store.scan_all_dead(visit); },
+      owns_dead, [](const storage::DeadLetter& l) { return storage::dead_key(l.queue, l.tx_id); },
+      sweep, control);
 }
 
 // Whether the index entry under `key` in `cf` is still there without an

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "storage/kv.h"
 #include "storage/records.h"
-#include "base/status.h"
 #include "storage/store.h"
 
 namespace tarde::engine {
@@ -22,10 +22,10 @@ struct Violation {
     kOrphanIndex,   // an index entry whose transaction does not own it
   };
   Kind kind = Kind::kBadRecord;
-  std::string text;           // one line for people
-  storage::TxRecord record;   // the record concerned (kMissingIndex: to rebuild from)
+  std::string text;                   // one line for people
+  storage::TxRecord record;           // the record concerned (kMissingIndex: to rebuild from)
   storage::Cf cf = storage::Cf::kTx;  // the index column family concerned
-  std::string key;            // kOrphanIndex: the key to delete
+  std::string key;                    // kOrphanIndex: the key to delete
 };
 
 // What a full sweep saw besides violations: the counts recovery needs.

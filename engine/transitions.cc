@@ -1,7 +1,7 @@
 #include "engine/transitions.h"
 
-#include "engine/backoff.h"
 #include "base/assert.h"
+#include "engine/backoff.h"
 
 namespace tarde::engine {
 namespace {
@@ -65,7 +65,9 @@ void enter_terminal(TxRecord& rec, TxState state, std::string_view reason, const
   rec.due_at_ms = retention_ms > 0 ? ctx.now_ms + retention_ms : 0;
 }
 
-Decision unchanged(const TxRecord& rec, Verdict verdict) { return Decision{verdict, rec, {}, std::nullopt}; }
+Decision unchanged(const TxRecord& rec, Verdict verdict) {
+  return Decision{verdict, rec, {}, std::nullopt};
+}
 
 Decision applied(TxRecord after, std::string_view reason, Verdict verdict = Verdict::kApplied) {
   return Decision{verdict, std::move(after), std::string(reason), std::nullopt};

@@ -34,7 +34,7 @@ const char* answer_name(Answer answer);
 struct Decision {
   Verdict verdict = Verdict::kStale;
   storage::TxRecord after;
-  std::string reason;  // the event's reason; empty when none
+  std::string reason;            // the event's reason; empty when none
   std::optional<Answer> answer;  // the answer a RESPOND carried, for logs and figures
 };
 

@@ -337,9 +337,7 @@ Result<EventRecord> decode_event(std::string_view bytes) {
   return decode_value<EventRecord>(bytes, "EventRecord");
 }
 
-std::string encode_tx_with_cereal_for_test(const TxRecord& record) {
-  return encode_value(record);
-}
+std::string encode_tx_with_cereal_for_test(const TxRecord& record) { return encode_value(record); }
 std::string encode_event_with_cereal_for_test(const EventRecord& event) {
   return encode_value(event);
 }

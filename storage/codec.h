@@ -4,9 +4,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "storage/records.h"
 #include "storage/value_format.h"
-#include "base/status.h"
 
 // Value encodings of every column family (specified in storage/FORMAT.md).
 // A value is one format byte (kValueFormat) followed by a cereal portable

@@ -5,12 +5,18 @@ namespace tarde::storage {
 const char* cf_name(Cf cf) {
   // These names are part of the on-disk layout (see FORMAT.md); never rename.
   switch (cf) {
-    case Cf::kTx: return "tx";
-    case Cf::kDue: return "due";
-    case Cf::kReady: return "ready";
-    case Cf::kEvents: return "events";
-    case Cf::kDead: return "dead";
-    case Cf::kMeta: return "meta";
+    case Cf::kTx:
+      return "tx";
+    case Cf::kDue:
+      return "due";
+    case Cf::kReady:
+      return "ready";
+    case Cf::kEvents:
+      return "events";
+    case Cf::kDead:
+      return "dead";
+    case Cf::kMeta:
+      return "meta";
   }
   return "?";
 }

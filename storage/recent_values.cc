@@ -52,7 +52,8 @@ void RecentValues::evict_to_fit() {
     auto [key, stamp] = std::move(order_.front());
     order_.pop_front();
     auto it = values_.find(key);
-    if (it != values_.end() && it->second.stamp == stamp) order_.emplace_back(std::move(key), stamp);
+    if (it != values_.end() && it->second.stamp == stamp)
+      order_.emplace_back(std::move(key), stamp);
   }
 }
 

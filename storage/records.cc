@@ -4,12 +4,18 @@ namespace tarde::storage {
 
 const char* to_string(TxState state) {
   switch (state) {
-    case TxState::kNone: return "-";
-    case TxState::kSending: return "SENDING";
-    case TxState::kInFlight: return "IN_FLIGHT";
-    case TxState::kScheduled: return "SCHEDULED";
-    case TxState::kSucceeded: return "SUCCEEDED";
-    case TxState::kFailed: return "FAILED";
+    case TxState::kNone:
+      return "-";
+    case TxState::kSending:
+      return "SENDING";
+    case TxState::kInFlight:
+      return "IN_FLIGHT";
+    case TxState::kScheduled:
+      return "SCHEDULED";
+    case TxState::kSucceeded:
+      return "SUCCEEDED";
+    case TxState::kFailed:
+      return "FAILED";
   }
   return "?";
 }

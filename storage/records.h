@@ -142,7 +142,7 @@ struct QueueConfig {
   RetryPolicy policy;
   int64_t lease_ms = 30 * 1000;
   uint32_t max_deliveries = 5;
-  double rate = 0;  // requests per second; 0 = unlimited
+  double rate = 0;                  // requests per second; 0 = unlimited
   int64_t response_timeout_ms = 0;  // 0 = none
   bool breaker = true;
   int64_t retention_ms = 7LL * 24 * 3600 * 1000;

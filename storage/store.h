@@ -6,10 +6,10 @@
 #include <string>
 #include <string_view>
 
+#include "base/status.h"
 #include "storage/keys.h"
 #include "storage/kv.h"
 #include "storage/records.h"
-#include "base/status.h"
 
 namespace tarde::storage {
 

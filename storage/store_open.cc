@@ -89,10 +89,11 @@ OpenedStore examine_column_families(const std::string& dir) {
     any_data = any_data || family.has_keys;
   }
   if (foreign || any_data) {
-    return refused(OpenProblem::kForeign,
-                   "data directory " + dir + " is a RocksDB store but not a tarde one (column "
-                   "families: " + column_family_names(families.value()) +
-                   "); point --data at a tarde data directory");
+    return refused(OpenProblem::kForeign, "data directory " + dir +
+                                              " is a RocksDB store but not a tarde one (column "
+                                              "families: " +
+                                              column_family_names(families.value()) +
+                                              "); point --data at a tarde data directory");
   }
   return OpenedStore{};
 }
@@ -111,7 +112,8 @@ OpenedStore examine_format(const std::string& dir, std::string* warning) {
     if (record.is_ok()) {
       *warning = "the WAL of " + dir +
                  " ends with a record cut short, which was dropped: a write interrupted by a "
-                 "crash before it was acknowledged (RocksDB says: " + strict_message + ")";
+                 "crash before it was acknowledged (RocksDB says: " +
+                 strict_message + ")";
     }
   }
   if (!record.is_ok()) return unreadable_store(dir, record.status().message());
@@ -129,15 +131,14 @@ OpenedStore examine_format(const std::string& dir, std::string* warning) {
   }
   switch (check->format) {
     case Store::Format::kCurrent:
-    case Store::Format::kEmpty: return OpenedStore{};
+    case Store::Format::kEmpty:
+      return OpenedStore{};
     case Store::Format::kNewer:
-      return refused(OpenProblem::kNewerFormat,
-                     "data directory " + dir + ": " + check->detail +
-                         "; run a tarde release that reads it");
+      return refused(OpenProblem::kNewerFormat, "data directory " + dir + ": " + check->detail +
+                                                    "; run a tarde release that reads it");
     case Store::Format::kNotTarde:
-      return refused(OpenProblem::kForeign,
-                     "data directory " + dir + ": " + check->detail +
-                         "; point --data at a tarde data directory");
+      return refused(OpenProblem::kForeign, "data directory " + dir + ": " + check->detail +
+                                                "; point --data at a tarde data directory");
     case Store::Format::kBadRecord:
       return refused(OpenProblem::kDamaged, "data directory " + dir + ": " + check->detail +
                                                 "; restore it from a backup or move it away");
@@ -164,8 +165,8 @@ OpenedStore open_for_serving(const std::string& dir, const RocksKv::Options& opt
   std::string warning;
   struct stat info {};
   if (::stat(dir.c_str(), &info) != 0 && errno != ENOENT) {
-    return refused(OpenProblem::kUnreadable, "data directory " + dir + " cannot be used: " +
-                                                 std::strerror(errno) +
+    return refused(OpenProblem::kUnreadable, "data directory " + dir +
+                                                 " cannot be used: " + std::strerror(errno) +
                                                  "; point --data at a directory");
   }
   if (::stat(dir.c_str(), &info) == 0) {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "storage/rocks_kv.h"
 #include "base/status.h"
+#include "storage/rocks_kv.h"
 
 namespace tarde::storage {
 
@@ -45,7 +45,6 @@ std::string column_family_names(const std::vector<RocksKv::ColumnFamilyInfo>& fa
 // opened for writing, which is when RocksDB writes its own files (a new
 // MANIFEST, an OPTIONS file, a new WAL). The format record of a new store is
 // written later, by Store::ensure_format.
-[[nodiscard]] OpenedStore open_for_serving(const std::string& dir,
-                                           const RocksKv::Options& options);
+[[nodiscard]] OpenedStore open_for_serving(const std::string& dir, const RocksKv::Options& options);
 
 }  // namespace tarde::storage

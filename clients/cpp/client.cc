@@ -2,9 +2,8 @@
 // typed commands. The reply parsers are in client_replies.cc.
 #include "clients/cpp/client.h"
 
-#include <asio.hpp>
-
 #include <array>
+#include <asio.hpp>
 #include <charconv>
 
 #include "net/wire/tokens.h"
@@ -19,7 +18,6 @@ using client_detail::split_tokens;
 using client_detail::to_number;
 
 namespace {
-
 
 using Clock = std::chrono::steady_clock;
 
@@ -156,7 +154,8 @@ Result<std::unique_ptr<Client>> Client::connect(const std::string& host, uint16_
   const auto deadline = Clock::now() + client->options_.timeout;
   TARDE_RETURN_IF_ERROR(client->finish(c, deadline, "connect to " + where));
   client->transport_->socket.set_option(asio::ip::tcp::no_delay(true), ec);
-  if (client->options_.auth_token) TARDE_RETURN_IF_ERROR(client->auth(*client->options_.auth_token));
+  if (client->options_.auth_token)
+    TARDE_RETURN_IF_ERROR(client->auth(*client->options_.auth_token));
   return client;
 }
 
@@ -359,16 +358,21 @@ Result<Summary> Client::sent(std::string_view tx_id, uint32_t attempt) {
   return summary_call(Line("SENT").tx(tx_id).word(std::to_string(attempt)));
 }
 
-Result<Summary> Client::release(std::string_view tx_id, uint32_t attempt,
-                                const ReleaseOptions& o) {
-  return summary_call(Line("RELEASE").tx(tx_id).word(std::to_string(attempt))
-                          .option("delay", o.delay).option("reason", o.reason));
+Result<Summary> Client::release(std::string_view tx_id, uint32_t attempt, const ReleaseOptions& o) {
+  return summary_call(Line("RELEASE")
+                          .tx(tx_id)
+                          .word(std::to_string(attempt))
+                          .option("delay", o.delay)
+                          .option("reason", o.reason));
 }
 
 Result<Summary> Client::respond(std::string_view tx_id, uint32_t attempt, Answer answer,
                                 const RespondOptions& o) {
-  return summary_call(Line("RESPOND").tx(tx_id).word(std::to_string(attempt))
-                          .word(answer_name(answer)).option("reason", o.reason)
+  return summary_call(Line("RESPOND")
+                          .tx(tx_id)
+                          .word(std::to_string(attempt))
+                          .word(answer_name(answer))
+                          .option("reason", o.reason)
                           .option("retry_after", o.retry_after));
 }
 
@@ -434,10 +438,14 @@ Status Client::quit() { return expect_call(Line("QUIT"), ReplyKind::kBye); }
 
 const char* answer_name(Answer answer) {
   switch (answer) {
-    case Answer::kSuccess: return "SUCCESS";
-    case Answer::kCancelled: return "CANCELLED";
-    case Answer::kTransient: return "TRANSIENT";
-    case Answer::kRejected: return "REJECTED";
+    case Answer::kSuccess:
+      return "SUCCESS";
+    case Answer::kCancelled:
+      return "CANCELLED";
+    case Answer::kTransient:
+      return "TRANSIENT";
+    case Answer::kRejected:
+      return "REJECTED";
   }
   return "?";
 }

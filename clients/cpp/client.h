@@ -98,8 +98,8 @@ class Client {
   // The transaction commands. Each returns the reply's summary, whose status
   // is the reply word (CREATED/EXISTS, OK, BURIED, STALE, CONFLICT,
   // NOT_FOUND).
-  Result<Summary> enqueue(std::string_view queue, std::string_view tx_id,
-                          std::string_view payload, const EnqueueOptions& options = {});
+  Result<Summary> enqueue(std::string_view queue, std::string_view tx_id, std::string_view payload,
+                          const EnqueueOptions& options = {});
   Result<Summary> sent(std::string_view tx_id, uint32_t attempt);
   Result<Summary> release(std::string_view tx_id, uint32_t attempt,
                           const ReleaseOptions& options = {});
@@ -116,14 +116,14 @@ class Client {
 
   // not_found when the server answers NOT_FOUND.
   Result<TxInfo> get(std::string_view tx_id);
-  Result<std::vector<TxEvent>> history(std::string_view tx_id,
-                                       std::optional<uint64_t> limit = {});
+  Result<std::vector<TxEvent>> history(std::string_view tx_id, std::optional<uint64_t> limit = {});
   Result<std::vector<DeadLetterInfo>> deadletters(std::string_view queue,
                                                   std::optional<uint64_t> limit = {});
 
   // Sets the given name=value settings (none: just reads) and returns them all.
-  Result<QueueSettings> config(std::string_view queue,
-                               const std::vector<std::pair<std::string, std::string>>& settings = {});
+  Result<QueueSettings> config(
+      std::string_view queue,
+      const std::vector<std::pair<std::string, std::string>>& settings = {});
   Result<ServerStats> stats();
   Status ping();
   Status auth(std::string_view token);
@@ -174,7 +174,7 @@ class Client {
 
   Options options_;
   std::unique_ptr<Transport> transport_;
-  std::string input_;      // bytes read; those before input_start_ are consumed
+  std::string input_;  // bytes read; those before input_start_ are consumed
   size_t input_start_ = 0;
   std::deque<std::chrono::milliseconds> waits_;  // per unread reply: its extra wait
 };

@@ -8,14 +8,22 @@ namespace tarde::client {
 namespace client_detail {
 
 constexpr std::array<std::pair<std::string_view, ReplyKind>, 17> kKinds = {{
-    {"CREATED", ReplyKind::kCreated}, {"EXISTS", ReplyKind::kExists},
-    {"OK", ReplyKind::kOk},           {"BURIED", ReplyKind::kBuried},
-    {"STALE", ReplyKind::kStale},     {"CONFLICT", ReplyKind::kConflict},
-    {"NOT_FOUND", ReplyKind::kNotFound}, {"REQUEST", ReplyKind::kRequest},
-    {"EMPTY", ReplyKind::kEmpty},     {"TX", ReplyKind::kTx},
-    {"EVENTS", ReplyKind::kEvents},   {"LETTERS", ReplyKind::kLetters},
-    {"CONFIG", ReplyKind::kConfig},   {"STATS", ReplyKind::kStats},
-    {"PONG", ReplyKind::kPong},       {"BYE", ReplyKind::kBye},
+    {"CREATED", ReplyKind::kCreated},
+    {"EXISTS", ReplyKind::kExists},
+    {"OK", ReplyKind::kOk},
+    {"BURIED", ReplyKind::kBuried},
+    {"STALE", ReplyKind::kStale},
+    {"CONFLICT", ReplyKind::kConflict},
+    {"NOT_FOUND", ReplyKind::kNotFound},
+    {"REQUEST", ReplyKind::kRequest},
+    {"EMPTY", ReplyKind::kEmpty},
+    {"TX", ReplyKind::kTx},
+    {"EVENTS", ReplyKind::kEvents},
+    {"LETTERS", ReplyKind::kLetters},
+    {"CONFIG", ReplyKind::kConfig},
+    {"STATS", ReplyKind::kStats},
+    {"PONG", ReplyKind::kPong},
+    {"BYE", ReplyKind::kBye},
     {"ERR", ReplyKind::kErr},
 }};
 
@@ -28,8 +36,8 @@ ReplyKind kind_of(std::string_view word) {
 
 bool is_summary_kind(ReplyKind kind) {
   return kind == ReplyKind::kCreated || kind == ReplyKind::kExists || kind == ReplyKind::kOk ||
-         kind == ReplyKind::kBuried || kind == ReplyKind::kStale ||
-         kind == ReplyKind::kConflict || kind == ReplyKind::kNotFound;
+         kind == ReplyKind::kBuried || kind == ReplyKind::kStale || kind == ReplyKind::kConflict ||
+         kind == ReplyKind::kNotFound;
 }
 
 std::vector<std::string_view> split_tokens(std::string_view line) {
@@ -118,12 +126,8 @@ class Fields {
     auto v = find(name);
     if (v && !to_number(*v, out)) ok_ = false;
   }
-  Status status(std::string_view what) const {
-    return ok_ ? Status::ok() : bad_reply(what, line_);
-  }
-  const std::vector<std::pair<std::string_view, std::string_view>>& pairs() const {
-    return pairs_;
-  }
+  Status status(std::string_view what) const { return ok_ ? Status::ok() : bad_reply(what, line_); }
+  const std::vector<std::pair<std::string_view, std::string_view>>& pairs() const { return pairs_; }
 
  private:
   std::optional<std::string_view> find(std::string_view name) {

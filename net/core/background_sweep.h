@@ -1,16 +1,15 @@
 #pragma once
 
 #include <asio.hpp>
-
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <thread>
 
+#include "base/status.h"
 #include "engine/invariants.h"
 #include "storage/rocks_kv.h"
-#include "base/status.h"
 
 namespace tarde::net {
 

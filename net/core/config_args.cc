@@ -34,9 +34,9 @@ std::optional<ArgError> set_ratio(std::string_view name, std::string_view value,
   if (!parsed.is_ok()) return to_arg_error(parsed.status());
   const double v = parsed.value();
   if (!(v >= min && v <= max)) {
-    return ArgError{ErrorCode::kBadArgument, std::string(name) + " must be from " +
-                                                 format_decimal(min) + " to " +
-                                                 format_decimal(max)};
+    return ArgError{
+        ErrorCode::kBadArgument,
+        std::string(name) + " must be from " + format_decimal(min) + " to " + format_decimal(max)};
   }
   *field = v;
   return std::nullopt;
@@ -66,7 +66,8 @@ std::optional<ArgError> apply_one(std::string_view name, std::string_view value,
     return set_count(name, value, 1, kMaxDeliveries, &c->max_deliveries);
   }
   if (name == "rate") return set_ratio(name, value, 0, kMaxRate, &c->rate);
-  if (name == "response_timeout") return set(parse_duration_ms(value, name), &c->response_timeout_ms);
+  if (name == "response_timeout")
+    return set(parse_duration_ms(value, name), &c->response_timeout_ms);
   if (name == "breaker") return set(parse_bool01(value, name), &c->breaker);
   if (name == "retention") return set(parse_duration_ms(value, name), &c->retention_ms);
   return ArgError{ErrorCode::kBadArgument, "unknown setting '" + std::string(name) + "'"};
@@ -74,11 +75,14 @@ std::optional<ArgError> apply_one(std::string_view name, std::string_view value,
 
 }  // namespace
 
-const std::vector<std::string_view> kConfigNames = {
-    "max_attempts",   "base",          "factor",           "cap",
-    "jitter",         "strict_cap",    "transient_base",   "transient_factor",
-    "transient_cap",  "max_transient", "lease",            "max_deliveries",
-    "rate",           "response_timeout", "breaker",       "retention"};
+const std::vector<std::string_view> kConfigNames = {"max_attempts",   "base",
+                                                    "factor",         "cap",
+                                                    "jitter",         "strict_cap",
+                                                    "transient_base", "transient_factor",
+                                                    "transient_cap",  "max_transient",
+                                                    "lease",          "max_deliveries",
+                                                    "rate",           "response_timeout",
+                                                    "breaker",        "retention"};
 
 std::optional<ArgError> apply_config_options(
     const std::vector<std::pair<std::string_view, std::string_view>>& options,
@@ -91,8 +95,7 @@ std::optional<ArgError> apply_config_options(
   return std::nullopt;
 }
 
-std::vector<std::pair<std::string, std::string>> config_values(
-    const storage::QueueConfig& c) {
+std::vector<std::pair<std::string, std::string>> config_values(const storage::QueueConfig& c) {
   const storage::RetryPolicy& p = c.policy;
   return {
       {"max_attempts", std::to_string(p.max_attempts)},

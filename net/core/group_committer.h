@@ -1,7 +1,6 @@
 #pragma once
 
 #include <asio.hpp>
-
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -10,9 +9,9 @@
 #include <thread>
 
 #include "base/figures.h"
+#include "base/status.h"
 #include "storage/kv.h"
 #include "storage/staged_kv.h"
-#include "base/status.h"
 
 namespace tarde::net {
 

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <map>
 
+#include "base/crash_point.h"
 #include "net/core/config_args.h"
 #include "net/server/replies.h"
 #include "net/wire/tokens.h"
-#include "base/crash_point.h"
 
 namespace tarde::net {
 namespace {
@@ -24,9 +24,7 @@ Action reply(std::string text) {
   return action;
 }
 
-Action error(ErrorCode code, std::string_view message) {
-  return reply(error_reply(code, message));
-}
+Action error(ErrorCode code, std::string_view message) { return reply(error_reply(code, message)); }
 
 Action arg_error(const ArgError& e) { return error(e.code, e.message); }
 
@@ -42,18 +40,18 @@ Action tx_result(const Result<engine::TxReply>& result) {
   return reply(tx_reply(result.value()));
 }
 
-#define TARDE_PARSE(var, expr)                                            \
-  auto var = (expr);                                                      \
+#define TARDE_PARSE(var, expr) \
+  auto var = (expr);           \
   if (!var.is_ok()) return arg_error(to_arg_error(var.status()))
 
-#define TARDE_SPLIT(var, count, ...)                                      \
+#define TARDE_SPLIT(var, count, ...)                                              \
   const ArgsResult var##_result = split_args(command.args, count, {__VA_ARGS__}); \
-  if (!var##_result.is_ok()) return arg_error(var##_result.error());      \
+  if (!var##_result.is_ok()) return arg_error(var##_result.error());              \
   const ParsedArgs& var = var##_result.value()
 
 Action handle_enqueue(CommandContext& ctx, const Command& command) {
-  TARDE_SPLIT(args, 2, "max_attempts", "base", "factor", "cap", "jitter", "strict_cap",
-              "deadline", "sent", "delay");
+  TARDE_SPLIT(args, 2, "max_attempts", "base", "factor", "cap", "jitter", "strict_cap", "deadline",
+              "sent", "delay");
   TARDE_PARSE(queue, parse_queue(args.positional[0]));
   TARDE_PARSE(tx_id, parse_tx_id(args.positional[1]));
   engine::EnqueueArgs e;
@@ -272,14 +270,11 @@ Action handle_quit(CommandContext&, const Command& command) {
 
 const std::map<std::string, Handler, std::less<>>& handlers() {
   static const std::map<std::string, Handler, std::less<>> table = {
-      {"ENQUEUE", handle_enqueue},   {"RESERVE", handle_reserve},
-      {"SENT", handle_sent},         {"RELEASE", handle_release},
-      {"RESPOND", handle_respond},   {"RESOLVE", handle_resolve},
-      {"GET", handle_get},           {"HISTORY", handle_history},
-      {"DEADLETTERS", handle_deadletters}, {"REDRIVE", handle_redrive},
-      {"CONFIG", handle_config},     {"STATS", handle_stats},
-      {"PING", handle_ping},         {"AUTH", handle_auth},
-      {"QUIT", handle_quit},
+      {"ENQUEUE", handle_enqueue}, {"RESERVE", handle_reserve}, {"SENT", handle_sent},
+      {"RELEASE", handle_release}, {"RESPOND", handle_respond}, {"RESOLVE", handle_resolve},
+      {"GET", handle_get},         {"HISTORY", handle_history}, {"DEADLETTERS", handle_deadletters},
+      {"REDRIVE", handle_redrive}, {"CONFIG", handle_config},   {"STATS", handle_stats},
+      {"PING", handle_ping},       {"AUTH", handle_auth},       {"QUIT", handle_quit},
   };
   return table;
 }

@@ -21,8 +21,7 @@ struct CommandContext {
   uint64_t conn_id = 0;
   bool authenticated = false;
   const std::optional<std::string>* auth_token = nullptr;  // unset: no AUTH needed
-  const Figures* figures = nullptr;  // what STATS shows
-
+  const Figures* figures = nullptr;                        // what STATS shows
 };
 
 // What a command asks the session to do next.

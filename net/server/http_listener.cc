@@ -62,8 +62,8 @@ Status HttpListener::listen(const std::string& host, uint16_t port) {
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return Status::io_error("cannot listen for metrics on " + host + ":" +
-                            std::to_string(port) + ": " + ec.message());
+    return Status::io_error("cannot listen for metrics on " + host + ":" + std::to_string(port) +
+                            ": " + ec.message());
   }
   port_ = acceptor_.local_endpoint().port();
   do_accept();

@@ -38,12 +38,18 @@ constexpr int kExitUnreadable = 8;
 int start_failure_exit_code(tarde::storage::OpenProblem problem) {
   using tarde::storage::OpenProblem;
   switch (problem) {
-    case OpenProblem::kLocked: return kExitLocked;
-    case OpenProblem::kNewerFormat: return kExitNewerFormat;
-    case OpenProblem::kForeign: return kExitForeign;
-    case OpenProblem::kDamaged: return kExitDamaged;
-    case OpenProblem::kUnreadable: return kExitUnreadable;
-    case OpenProblem::kNone: break;
+    case OpenProblem::kLocked:
+      return kExitLocked;
+    case OpenProblem::kNewerFormat:
+      return kExitNewerFormat;
+    case OpenProblem::kForeign:
+      return kExitForeign;
+    case OpenProblem::kDamaged:
+      return kExitDamaged;
+    case OpenProblem::kUnreadable:
+      return kExitUnreadable;
+    case OpenProblem::kNone:
+      break;
   }
   return kExitStartFailed;
 }

@@ -7,13 +7,20 @@ namespace {
 
 const char* outcome_word(engine::Outcome outcome) {
   switch (outcome) {
-    case engine::Outcome::kCreated: return "CREATED";
-    case engine::Outcome::kExists: return "EXISTS";
-    case engine::Outcome::kOk: return "OK";
-    case engine::Outcome::kBuried: return "BURIED";
-    case engine::Outcome::kStale: return "STALE";
-    case engine::Outcome::kConflict: return "CONFLICT";
-    case engine::Outcome::kNotFound: return "NOT_FOUND";
+    case engine::Outcome::kCreated:
+      return "CREATED";
+    case engine::Outcome::kExists:
+      return "EXISTS";
+    case engine::Outcome::kOk:
+      return "OK";
+    case engine::Outcome::kBuried:
+      return "BURIED";
+    case engine::Outcome::kStale:
+      return "STALE";
+    case engine::Outcome::kConflict:
+      return "CONFLICT";
+    case engine::Outcome::kNotFound:
+      return "NOT_FOUND";
   }
   return "?";
 }
@@ -53,8 +60,8 @@ std::string idempotency_key(std::string_view tx_id, uint32_t attempt) {
 
 std::string request_reply(const engine::HandOut& h) {
   std::string out = "REQUEST " + h.tx_id + ' ' + std::to_string(h.attempt) + ' ' +
-                    idempotency_key(h.tx_id, h.attempt) + ' ' + std::to_string(h.deliveries) +
-                    ' ' + std::to_string(h.payload.size()) + "\r\n";
+                    idempotency_key(h.tx_id, h.attempt) + ' ' + std::to_string(h.deliveries) + ' ' +
+                    std::to_string(h.payload.size()) + "\r\n";
   out += h.payload;
   out += "\r\n";
   return out;
@@ -88,7 +95,8 @@ std::string events_reply(const std::vector<storage::EventRecord>& events) {
 std::string letters_reply(const std::vector<storage::DeadLetter>& letters) {
   std::string out = "LETTERS " + std::to_string(letters.size()) + "\r\n";
   for (const storage::DeadLetter& l : letters) {
-    const std::string last_error = l.failures.empty() ? "-" : reason_or_dash(l.failures.back().reason);
+    const std::string last_error =
+        l.failures.empty() ? "-" : reason_or_dash(l.failures.back().reason);
     out += "LETTER tx=" + l.tx_id + " attempt=" + std::to_string(l.attempt) +
            " key=" + idempotency_key(l.tx_id, l.attempt) +
            " deliveries=" + std::to_string(l.deliveries) +
@@ -108,8 +116,7 @@ std::string config_reply(std::string_view queue, const storage::QueueConfig& c) 
          " transient_cap=" + format_duration_ms(p.transient_cap_ms) +
          " max_transient=" + std::to_string(p.max_transient) +
          " lease=" + format_duration_ms(c.lease_ms) +
-         " max_deliveries=" + std::to_string(c.max_deliveries) +
-         " rate=" + format_decimal(c.rate) +
+         " max_deliveries=" + std::to_string(c.max_deliveries) + " rate=" + format_decimal(c.rate) +
          " response_timeout=" + format_duration_ms(c.response_timeout_ms) +
          " breaker=" + (c.breaker ? "1" : "0") +
          " retention=" + format_duration_ms(c.retention_ms) + "\r\n";

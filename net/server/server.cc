@@ -6,10 +6,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/crash_point.h"
 #include "net/server/http_listener.h"
 #include "net/server/replies.h"
 #include "net/server/session.h"
-#include "base/crash_point.h"
 #include "storage/store_open.h"
 
 namespace tarde::net {
@@ -59,14 +59,16 @@ Server::Server(ServerOptions options)
 // The server's own figures; the committer, the engine and the transition
 // log declare theirs where they count them.
 void Server::declare_figures() {
-  figures_.sampled({.name = "uptime_ms", .help = "Milliseconds since the server started.",
-                    .stats_name = "uptime_ms"},
-                   [this](FigureSamples& out) {
-                     out.total(static_cast<double>(core_.clock().now_steady_ms() - started_steady_ms_));
-                   });
-  figures_.sampled({.name = "connections", .help = "Open client connections.",
-                    .stats_name = "connections"},
-                   [this](FigureSamples& out) { out.total(static_cast<double>(sessions_.size())); });
+  figures_.sampled(
+      {.name = "uptime_ms",
+       .help = "Milliseconds since the server started.",
+       .stats_name = "uptime_ms"},
+      [this](FigureSamples& out) {
+        out.total(static_cast<double>(core_.clock().now_steady_ms() - started_steady_ms_));
+      });
+  figures_.sampled(
+      {.name = "connections", .help = "Open client connections.", .stats_name = "connections"},
+      [this](FigureSamples& out) { out.total(static_cast<double>(sessions_.size())); });
   connections_total_ = &figures_.counter({.name = "connections_total",
                                           .kind = FigureKind::kCounter,
                                           .help = "Client connections accepted since start.",

@@ -50,8 +50,9 @@ void Session::do_read() {
   reading_ = true;
   // Wait for readability first and read only then, so that an idle
   // connection holds no read buffer.
-  socket_.async_wait(asio::ip::tcp::socket::wait_read,
-                     [self = shared_from_this()](const asio::error_code& ec) { self->on_read(ec); });
+  socket_.async_wait(
+      asio::ip::tcp::socket::wait_read,
+      [self = shared_from_this()](const asio::error_code& ec) { self->on_read(ec); });
 }
 
 // Logged once per episode, which lasts until the client has read every

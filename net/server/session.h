@@ -1,7 +1,6 @@
 #pragma once
 
 #include <asio.hpp>
-
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -28,8 +27,8 @@ class SessionHost;
 // bound is logged once, and its end (every reply read) once. Lifetime: shared_ptr,
 // kept alive by its pending async operations. io thread only.
 class Session final : public std::enable_shared_from_this<Session>,
-                public ReserveWaiter,
-                public CommitWaiter {
+                      public ReserveWaiter,
+                      public CommitWaiter {
  public:
   // A client that pipelines without reading is paused past these.
   static constexpr size_t kPendingRepliesMax = 1024;

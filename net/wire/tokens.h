@@ -11,10 +11,10 @@
 #include <variant>
 #include <vector>
 
-#include "net/wire/codec.h"
 #include "base/assert.h"
 #include "base/quote_token.h"
 #include "base/status.h"
+#include "net/wire/codec.h"
 
 // The token half of the wire protocol (net/PROTOCOL.md, "Tokens"): strict
 // parsers from a framed command's raw tokens to typed values, the split of

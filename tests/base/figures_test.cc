@@ -41,7 +41,8 @@ TEST_CASE("figures: label values from clients are escaped as the exposition form
                                        .help = "Failures by reason.",
                                        .labels = {"reason"}});
   failures.add({"a\"b\\c\nd"});
-  CHECK(contains(figures.prometheus_text(), "tarde_failures_total{reason=\"a\\\"b\\\\c\\nd\"} 1\n"));
+  CHECK(
+      contains(figures.prometheus_text(), "tarde_failures_total{reason=\"a\\\"b\\\\c\\nd\"} 1\n"));
   CHECK(escape_label_value("plain") == "plain");
 }
 

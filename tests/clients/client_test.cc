@@ -4,14 +4,12 @@
 #include "clients/cpp/client.h"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <asio.hpp>
-
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <sys/stat.h>
 
 #include "tests/support/cli_spawn.h"
 

@@ -1,8 +1,9 @@
+#include "engine/backoff.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 
-#include "engine/backoff.h"
 #include "engine/random.h"
 
 using tarde::engine::cancelled_wait_ms;

@@ -29,7 +29,9 @@ struct Rig {
     REQUIRE(reply.is_ok());
     return reply.value();
   }
-  engine::TxReply enqueue(const std::string& tx_id) { return enqueue(enqueue_args("pagos", tx_id)); }
+  engine::TxReply enqueue(const std::string& tx_id) {
+    return enqueue(enqueue_args("pagos", tx_id));
+  }
   std::optional<engine::HandOut> reserve(uint64_t conn = 1, const std::string& queue = "pagos") {
     auto got = f.engine->reserve(queue, conn);
     REQUIRE(got.is_ok());
@@ -76,8 +78,8 @@ struct Rig {
   }
 };
 
-void check_summary(const engine::TxReply& reply, Outcome outcome, TxState state,
-                   uint32_t attempt, uint32_t next_attempt) {
+void check_summary(const engine::TxReply& reply, Outcome outcome, TxState state, uint32_t attempt,
+                   uint32_t next_attempt) {
   CHECK(reply.outcome == outcome);
   CHECK(reply.summary.state == state);
   CHECK(reply.summary.attempt == attempt);
@@ -86,7 +88,8 @@ void check_summary(const engine::TxReply& reply, Outcome outcome, TxState state,
 
 }  // namespace
 
-TEST_CASE("ENQUEUE creates SENDING with attempt 1 queued; a known id is EXISTS and changes nothing") {
+TEST_CASE(
+    "ENQUEUE creates SENDING with attempt 1 queued; a known id is EXISTS and changes nothing") {
   Rig rig;
   check_summary(rig.enqueue("TX-1"), Outcome::kCreated, TxState::kSending, 0, 1);
   CHECK(rig.enqueue("TX-1").summary.next_fire_at_ms == 0);
@@ -163,7 +166,8 @@ TEST_CASE("an answer while SENDING implies SENT") {
   CHECK(rig.f.engine->stats().ready == 0);
 }
 
-TEST_CASE("CANCELLED below max_attempts schedules n+1 at the persisted instant; a late answer is STALE") {
+TEST_CASE(
+    "CANCELLED below max_attempts schedules n+1 at the persisted instant; a late answer is STALE") {
   Rig rig;
   rig.enqueue("TX-1");
   rig.send_next("TX-1", 1);
@@ -183,7 +187,8 @@ TEST_CASE("CANCELLED below max_attempts schedules n+1 at the persisted instant; 
   rig.advance(1);
   CHECK(rig.f.tx("TX-1").state == TxState::kSending);
   rig.send_next("TX-1", 2);
-  CHECK(rig.respond("TX-1", 1, Answer::kSuccess).outcome == Outcome::kStale);  // late answer of attempt 1
+  CHECK(rig.respond("TX-1", 1, Answer::kSuccess).outcome ==
+        Outcome::kStale);  // late answer of attempt 1
   check_summary(rig.respond("TX-1", 2, Answer::kSuccess), Outcome::kOk, TxState::kSucceeded, 2, 0);
 }
 
@@ -206,7 +211,9 @@ TEST_CASE("max_attempts 4 means the original plus exactly three retries, then FA
   CHECK(rec.attempt == 4);
 }
 
-TEST_CASE("TRANSIENT re-sends the same attempt after the transient backoff, at most max_transient times") {
+TEST_CASE(
+    "TRANSIENT re-sends the same attempt after the transient backoff, at most max_transient "
+    "times") {
   Rig rig;
   rig.enqueue("TX-1");
   rig.send_next("TX-1", 1);
@@ -238,7 +245,8 @@ TEST_CASE("a CANCELLED answer resets the transient count") {
   CHECK(rig.f.tx("TX-1").transients == 0);
 }
 
-TEST_CASE("retry_after replaces the wait, bounded by cap; deadline fails instead of retrying late") {
+TEST_CASE(
+    "retry_after replaces the wait, bounded by cap; deadline fails instead of retrying late") {
   Rig rig;
   auto args = enqueue_args("pagos", "TX-1");
   args.cap_ms = 10'000;
@@ -310,7 +318,9 @@ TEST_CASE("an expired lease or a closed connection makes the request ready again
   CHECK(rig.f.tx("TX-1").failures.back().reason == "DISCONNECTED");
 }
 
-TEST_CASE("RESOLVE ends SCHEDULED or dead-lettered work; CONFLICT while a request is out; STALE when terminal") {
+TEST_CASE(
+    "RESOLVE ends SCHEDULED or dead-lettered work; CONFLICT while a request is out; STALE when "
+    "terminal") {
   Rig rig;
   rig.enqueue("TX-1");
   rig.send_next("TX-1", 1);
@@ -416,7 +426,8 @@ TEST_CASE("a rate-limited queue hands out no faster than its rate, in ready orde
   CHECK(handed <= 22);
 }
 
-TEST_CASE("the breaker opens on mostly TRANSIENT answers, holds, probes one at a time, and closes") {
+TEST_CASE(
+    "the breaker opens on mostly TRANSIENT answers, holds, probes one at a time, and closes") {
   Rig rig;
   storage::QueueConfig config = rig.f.engine->config("pagos");
   config.lease_ms = 3600 * 1000;
@@ -440,7 +451,8 @@ TEST_CASE("the breaker opens on mostly TRANSIENT answers, holds, probes one at a
   CHECK(rig.reserve().has_value());
 }
 
-TEST_CASE("a burst of 10,000 retries due at once leaves a rate=2000 queue at 2000/s, in due order") {
+TEST_CASE(
+    "a burst of 10,000 retries due at once leaves a rate=2000 queue at 2000/s, in due order") {
   Rig rig;
   storage::QueueConfig config = rig.f.engine->config("pagos");
   config.rate = 2000;

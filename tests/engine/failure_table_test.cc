@@ -57,10 +57,13 @@ struct Flow {
   }
   size_t due_entries() {
     size_t n = 0;
-    REQUIRE(f.store->scan_due(nullptr, INT64_MAX, [&](const storage::DueEntry& e) {
-      n += e.kind == storage::DueKind::kRetry ? 1 : 0;
-      return true;
-    }).is_ok());
+    REQUIRE(f.store
+                ->scan_due(nullptr, INT64_MAX,
+                           [&](const storage::DueEntry& e) {
+                             n += e.kind == storage::DueKind::kRetry ? 1 : 0;
+                             return true;
+                           })
+                .is_ok());
     return n;
   }
   // The retry fires, is handed out and succeeds: the common ending.
@@ -88,7 +91,9 @@ TEST_CASE("stopped before the CANCELLED was recorded: redelivery schedules one r
   flow.finish();
 }
 
-TEST_CASE("stopped after the retry was recorded, before the answer was acknowledged: the redelivered answer is STALE and the instant is not drawn again") {
+TEST_CASE(
+    "stopped after the retry was recorded, before the answer was acknowledged: the redelivered "
+    "answer is STALE and the instant is not drawn again") {
   Flow flow;
   CHECK(flow.cancelled(1) == Outcome::kOk);
   const int64_t fire_at = flow.f.tx("TX-100200").next_fire_at_ms;
@@ -145,7 +150,8 @@ TEST_CASE("the fire is delivered twice: the second finds SENDING and changes not
   CHECK_FALSE(flow.take().has_value());
 }
 
-TEST_CASE("stopped after SENDING was recorded, before the request was taken: it is ready after restart") {
+TEST_CASE(
+    "stopped after SENDING was recorded, before the request was taken: it is ready after restart") {
   Flow flow;
   CHECK(flow.cancelled(1) == Outcome::kOk);
   flow.advance(3 * kHourMs);
@@ -164,7 +170,8 @@ TEST_CASE("the dispatcher published but stopped before SENT: the same key is han
   auto again = flow.take();
   REQUIRE(again.has_value());
   CHECK(again->attempt == first->attempt);
-  CHECK(flow.keys_handed_out == std::vector<std::string>{"TX-100200#1", "TX-100200#2", "TX-100200#2"});
+  CHECK(flow.keys_handed_out ==
+        std::vector<std::string>{"TX-100200#1", "TX-100200#2", "TX-100200#2"});
   REQUIRE(flow.f.engine->sent("TX-100200", 2).value().outcome == Outcome::kOk);
 }
 

@@ -55,17 +55,17 @@ TEST_CASE("reopening between any two transitions keeps state and indexes identic
         args.delay_ms = kHourMs;
         REQUIRE(f->engine->enqueue(args).is_ok());
       },
-      [&] { reserve_and_send(); },                       // A in flight
-      [&] { respond("A", 1, Answer::kCancelled); },      // A scheduled for attempt 2
-      [&] {                                              // B dead-lettered
+      [&] { reserve_and_send(); },                   // A in flight
+      [&] { respond("A", 1, Answer::kCancelled); },  // A scheduled for attempt 2
+      [&] {                                          // B dead-lettered
         auto got = f->engine->reserve("pagos", 1);
         REQUIRE(got.value().has_value());
         REQUIRE(f->engine->release(1, "B", 1, 0, "").is_ok());
       },
-      [&] { advance(kHourMs); },                         // C fires
-      [&] { reserve_and_send(); },                       // C in flight
-      [&] { respond("C", 1, Answer::kTransient); },      // C re-send scheduled
-      [&] { advance(3 * kHourMs); },                     // A and C fire
+      [&] { advance(kHourMs); },                     // C fires
+      [&] { reserve_and_send(); },                   // C in flight
+      [&] { respond("C", 1, Answer::kTransient); },  // C re-send scheduled
+      [&] { advance(3 * kHourMs); },                 // A and C fire
       [&] { reserve_and_send(); },
       [&] { reserve_and_send(); },
       [&] { respond("A", 2, Answer::kSuccess); },

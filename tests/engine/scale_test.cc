@@ -67,15 +67,16 @@ struct Paged {
 size_t count_keys(storage::Kv& kv, storage::Cf cf) {
   size_t n = 0;
   REQUIRE(kv.scan(cf, "", "", [&](std::string_view, std::string_view) {
-                ++n;
-                return true;
-              }).is_ok());
+              ++n;
+              return true;
+            }).is_ok());
   return n;
 }
 
 }  // namespace
 
-TEST_CASE("a paged ready queue hands out in (ready_at, seq) order across pages, puts and restarts") {
+TEST_CASE(
+    "a paged ready queue hands out in (ready_at, seq) order across pages, puts and restarts") {
   storage::MemKv kv;
   Paged p(kv);
   // Scheduled retries whose ready time (their due instant) is earlier than
@@ -128,7 +129,8 @@ TEST_CASE("a leased request pushed out of the head and read again is not handed 
   CHECK(p.engine->stats().leased == 11);
 }
 
-TEST_CASE("start_recovery serves at once; finish_recovery adds the sweep's counts to the changes since") {
+TEST_CASE(
+    "start_recovery serves at once; finish_recovery adds the sweep's counts to the changes since") {
   storage::MemKv kv;
   {
     Paged p(kv);
@@ -191,8 +193,7 @@ TEST_CASE("the deferred sweep repairs what still needs it, judged on the current
   CHECK(sweep.violations.size() == 5);
   // Before the sweep's result arrives, "moved" is resolved: it needs no
   // retry timer any more, only its retention timer, which the batch wrote.
-  REQUIRE(p.engine->resolve("moved", TxState::kFailed, "").value().outcome ==
-          engine::Outcome::kOk);
+  REQUIRE(p.engine->resolve("moved", TxState::kFailed, "").value().outcome == engine::Outcome::kOk);
   std::vector<std::string> repairs;
   REQUIRE(p.engine->finish_recovery(sweep, &repairs).is_ok());
   INFO(repairs.size());

@@ -103,9 +103,9 @@ void check_token_parsers(std::string_view token) {
 
 // Sorts the command's arguments the ways commands do and parses what comes out.
 void check_args(const Command& command) {
-  static constexpr std::string_view kNames[] = {"max_attempts", "base",   "factor",      "cap",
-                                                "jitter",       "delay",  "reason",      "limit",
-                                                "retry_after",  "wait",   "deadline",    "sent"};
+  static constexpr std::string_view kNames[] = {"max_attempts", "base",  "factor",   "cap",
+                                                "jitter",       "delay", "reason",   "limit",
+                                                "retry_after",  "wait",  "deadline", "sent"};
   for (const char c : command.verb) FUZZ_CHECK(c != ' ' && c != '\n');
   check_token_parsers(command.verb);
   for (const std::string& arg : command.args) {
@@ -169,7 +169,8 @@ Event check_result(const Decoder& decoder, std::string_view buffer, DecodeResult
       FUZZ_CHECK(!result.command.verb.empty());
       const bool is_payload_verb = result.command.verb == kPayloadVerb;
       FUZZ_CHECK(result.command.payload.has_value() == is_payload_verb);
-      if (is_payload_verb) FUZZ_CHECK(result.command.payload->size() <= decoder.payload_bytes_max());
+      if (is_payload_verb)
+        FUZZ_CHECK(result.command.payload->size() <= decoder.payload_bytes_max());
       const std::size_t line_bytes =
           static_cast<const char*>(std::memchr(buffer.data(), '\n', buffer.size())) -
           buffer.data() + 1;
@@ -215,7 +216,8 @@ Decoded decode_stream(const Decoder& decoder, std::string_view stream,
     while (!buffer.empty()) {
       Event event = check_result(decoder, buffer, decoder.decode(buffer), chunk_sizes.empty());
       if (event.kind == DecodeResult::Kind::kNeedMore) break;
-      const bool closing = event.kind == DecodeResult::Kind::kError && closes_connection(event.error);
+      const bool closing =
+          event.kind == DecodeResult::Kind::kError && closes_connection(event.error);
       buffer.erase(0, event.consumed);
       decoded.events.push_back(std::move(event));
       if (closing) {

@@ -1,10 +1,10 @@
 #include "net/wire/codec.h"
 
+#include <doctest/doctest.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 namespace tarde::net {
 namespace {

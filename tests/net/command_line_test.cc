@@ -1,12 +1,13 @@
 // `tarde` command lines: serve's flags (--retry-lead's default, range and
 // refusals), the other words, how a bad line is explained, and --config.
+#include "net/server/command_line.h"
+
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
 
-#include "net/server/command_line.h"
 #include "tests/support/temp_dir.h"
 
 using namespace tarde;
@@ -41,10 +42,8 @@ TEST_CASE("--retry-lead: 10 ms by default, 0 to 1 s accepted, anything else refu
   REQUIRE(defaults.is_ok());
   CHECK(defaults.value().retry_lead_ms == 10);
 
-  for (const auto& accepted : {std::pair<const char*, int64_t>{"0", 0},
-                                {"0ms", 0},
-                                {"250ms", 250},
-                                {"1s", 1000}}) {
+  for (const auto& accepted :
+       {std::pair<const char*, int64_t>{"0", 0}, {"0ms", 0}, {"250ms", 250}, {"1s", 1000}}) {
     const std::string text = accepted.first;
     CAPTURE(text);
     auto parsed = serve_flags({"--retry-lead", text});

@@ -3,7 +3,6 @@
 // crash, and without changing a byte of what it refused. Real binaries, real
 // RocksDB directories damaged on disk.
 #include <doctest/doctest.h>
-
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <sys/stat.h>

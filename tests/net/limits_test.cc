@@ -1,7 +1,6 @@
 // Resource limits over real sockets: a client that pipelines without reading
 // is paused (bounded memory, one log line), and the listen address.
 #include <doctest/doctest.h>
-
 #include <poll.h>
 #include <sys/socket.h>
 

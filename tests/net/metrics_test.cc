@@ -1,7 +1,6 @@
 // The metrics page and the logs an operator reads, against the real server.
-#include <doctest/doctest.h>
-
 #include <arpa/inet.h>
+#include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -54,7 +53,8 @@ std::string http_get(uint16_t port, const std::string& path) {
 std::set<std::string> parse_exposition(const std::string& text) {
   static const std::regex sample(
       R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*")*\})? (-?[0-9.eE+-]+|\+Inf|NaN)$)");
-  static const std::regex type_line(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
+  static const std::regex type_line(
+      R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
   std::set<std::string> declared;
   std::set<std::string> sampled;
   std::istringstream lines(text);
@@ -87,8 +87,7 @@ std::set<std::string> parse_exposition(const std::string& text) {
 
 TEST_CASE("GET /metrics parses as Prometheus text and has every metric an operator needs") {
   const uint16_t metrics_port = free_port();
-  testing::ServerProcess server(
-      {"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port)});
+  testing::ServerProcess server({"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port)});
   testing::RawClient c(server.port());
   REQUIRE(c.command("CONFIG q base=50ms jitter=0 max_deliveries=1").rfind("CONFIG", 0) == 0);
   REQUIRE(c.enqueue("q A").rfind("CREATED", 0) == 0);
@@ -185,7 +184,8 @@ TEST_CASE("--log-format json writes one JSON object per line; debug logs every t
       CHECK(line.find("cause=") != std::string::npos);
       CHECK(line.find("from=") != std::string::npos);
     }
-    alert = alert || line.find("\"level\":\"warning\",\"msg\":\"alert: transaction") != std::string::npos;
+    alert = alert ||
+            line.find("\"level\":\"warning\",\"msg\":\"alert: transaction") != std::string::npos;
   }
   CHECK(transitions == 2);
   CHECK(alert);

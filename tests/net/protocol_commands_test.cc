@@ -2,6 +2,7 @@
 // the exact shape of its replies, over real sockets against the real
 // `tarde serve` binary, each test case on its own server and temp data dir.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <csignal>
@@ -10,8 +11,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <sys/stat.h>
 
 #include "tests/support/raw_client.h"
 #include "tests/support/server_process.h"
@@ -409,8 +408,8 @@ TEST_CASE("RESPOND TRANSIENT re-sends the same key, at most max_transient times 
   ServerProcess server;
   RawClient c(server.port());
 
-  REQUIRE(starts_with(c.command("CONFIG q max_transient=1 transient_base=50ms jitter=0"),
-                      "CONFIG q "));
+  REQUIRE(
+      starts_with(c.command("CONFIG q max_transient=1 transient_base=50ms jitter=0"), "CONFIG q "));
   CHECK(c.enqueue("q tx-1 sent=1") == "CREATED tx-1 IN_FLIGHT 1 0 0");
   const Timed first = timed(c, "RESPOND tx-1 1 TRANSIENT");
   CHECK(first.summary.state == "SCHEDULED");
@@ -422,7 +421,8 @@ TEST_CASE("RESPOND TRANSIENT re-sends the same key, at most max_transient times 
   CHECK(field(c, "tx-1", "reason") == "TRANSIENT_EXHAUSTED");
 }
 
-TEST_CASE("RESOLVE replies OK from SCHEDULED, CONFLICT with a request on its way, STALE when done") {
+TEST_CASE(
+    "RESOLVE replies OK from SCHEDULED, CONFLICT with a request on its way, STALE when done") {
   ServerProcess server;
   RawClient c(server.port());
 
@@ -462,9 +462,9 @@ TEST_CASE("GET replies one TX line with every field in order, or NOT_FOUND") {
   const std::string line = c.command("GET tx-1");
   const std::vector<std::string> words = split_words(line);
   const std::vector<std::string> names = {
-      "id",         "queue",      "state",      "attempt",   "next_attempt",
-      "max_attempts", "next_fire_at", "deadline_at", "created_at", "updated_at",
-      "deliveries", "transients", "reason",     "payload_bytes"};
+      "id",           "queue",        "state",       "attempt",      "next_attempt",
+      "max_attempts", "next_fire_at", "deadline_at", "created_at",   "updated_at",
+      "deliveries",   "transients",   "reason",      "payload_bytes"};
   REQUIRE(words.size() == names.size() + 1);
   CHECK(words[0] == "TX");
   for (size_t i = 0; i < names.size(); ++i) {

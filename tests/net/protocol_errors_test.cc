@@ -2,7 +2,6 @@
 // connection rule (stays open and in step, or closed after the reply), over
 // real sockets against the real `tarde serve` binary.
 #include <doctest/doctest.h>
-
 #include <sys/wait.h>
 
 #include <csignal>
@@ -35,11 +34,30 @@ TEST_CASE("BAD_COMMAND for an unknown verb or a wrong number of arguments; the c
   ServerProcess server;
   RawClient c(server.port());
 
-  for (const char* line :
-       {"FOO", "ping", "Get tx", "GET", "GET a b", "PING extra", "QUIT now", "STATS x",
-        "SENT tx", "SENT tx 1 2", "RELEASE tx", "RESPOND tx 1", "RESPOND tx 1 SUCCESS extra",
-        "RESOLVE tx", "HISTORY", "DEADLETTERS", "REDRIVE q", "REDRIVE q tx extra", "RESERVE",
-        "RESERVE q extra", "AUTH", "AUTH a b", "RESERVE q wait=1s extra", "  "}) {
+  for (const char* line : {"FOO",
+                           "ping",
+                           "Get tx",
+                           "GET",
+                           "GET a b",
+                           "PING extra",
+                           "QUIT now",
+                           "STATS x",
+                           "SENT tx",
+                           "SENT tx 1 2",
+                           "RELEASE tx",
+                           "RESPOND tx 1",
+                           "RESPOND tx 1 SUCCESS extra",
+                           "RESOLVE tx",
+                           "HISTORY",
+                           "DEADLETTERS",
+                           "REDRIVE q",
+                           "REDRIVE q tx extra",
+                           "RESERVE",
+                           "RESERVE q extra",
+                           "AUTH",
+                           "AUTH a b",
+                           "RESERVE q wait=1s extra",
+                           "  "}) {
     INFO("line: '" << line << "'");
     check_error(c.command(line), "BAD_COMMAND");
     CHECK(c.command("PING") == "PONG");
@@ -62,25 +80,25 @@ TEST_CASE("BAD_ARGUMENT for each token form, the connection stays open and in st
   const std::string long_queue(65, 'q');
   const std::string max_queue(64, 'q');
   for (const std::string& line : {
-           "GET " + long_tx,                      // tx_id over 200 bytes
-           std::string("GET tx\x7f"),             // tx_id byte outside 0x21-0x7E
+           "GET " + long_tx,           // tx_id over 200 bytes
+           std::string("GET tx\x7f"),  // tx_id byte outside 0x21-0x7E
            std::string("GET tx\x01"),
-           "RESERVE " + long_queue,               // queue over 64 bytes
-           std::string("RESERVE bad/queue"),      // queue byte outside its alphabet
+           "RESERVE " + long_queue,           // queue over 64 bytes
+           std::string("RESERVE bad/queue"),  // queue byte outside its alphabet
            std::string("RESERVE q:1"),
-           std::string("SENT tx-1 0"),            // attempt 0
-           std::string("SENT tx-1 1001"),         // attempt over 1000
-           std::string("SENT tx-1 +1"),           // no sign
-           std::string("SENT tx-1 1.0"),          // no fraction
-           std::string("SENT tx-1 1e3"),          // no exponent
-           std::string("RESERVE q wait=5x"),      // bad DUR unit
-           std::string("RESERVE q wait=1.5s"),    // DUR is an integer
-           std::string("RESERVE q wait=-1"),      // DUR is non-negative
-           std::string("RESERVE q wait=3651d"),   // DUR at most 3650d
-           std::string("RESERVE q wait="),        // empty value
-           std::string("RESERVE q bogus=1"),      // unknown option
+           std::string("SENT tx-1 0"),           // attempt 0
+           std::string("SENT tx-1 1001"),        // attempt over 1000
+           std::string("SENT tx-1 +1"),          // no sign
+           std::string("SENT tx-1 1.0"),         // no fraction
+           std::string("SENT tx-1 1e3"),         // no exponent
+           std::string("RESERVE q wait=5x"),     // bad DUR unit
+           std::string("RESERVE q wait=1.5s"),   // DUR is an integer
+           std::string("RESERVE q wait=-1"),     // DUR is non-negative
+           std::string("RESERVE q wait=3651d"),  // DUR at most 3650d
+           std::string("RESERVE q wait="),       // empty value
+           std::string("RESERVE q bogus=1"),     // unknown option
            std::string("RESERVE q wait=1s wait=2s"),
-           std::string("GET tx-1 limit=1"),       // an option the command does not take
+           std::string("GET tx-1 limit=1"),  // an option the command does not take
            std::string("RELEASE tx-1 1 reason=") + std::string(201, 'r'),
            std::string("RESPOND tx-1 1 SUCCESS retry_after=2x"),
            std::string("HISTORY tx-1 limit=100001"),

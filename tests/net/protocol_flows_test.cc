@@ -3,7 +3,6 @@
 // against the real `tarde serve` binary. Times are wall-clock with generous
 // upper bounds and no earliness allowed.
 #include <doctest/doctest.h>
-
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -52,8 +51,8 @@ TEST_CASE("1000 pipelined commands in one write are answered in order") {
     switch (i % 3) {
       case 0: {
         const std::string payload = "value " + std::to_string(i);
-        bytes += "ENQUEUE q " + tx + " " + std::to_string(payload.size()) + "\r\n" + payload +
-                 "\r\n";
+        bytes +=
+            "ENQUEUE q " + tx + " " + std::to_string(payload.size()) + "\r\n" + payload + "\r\n";
         expected.push_back("CREATED " + tx + " SENDING 0 1 0");
         break;
       }
@@ -143,7 +142,7 @@ TEST_CASE("a waiting RESERVE is woken by an ENQUEUE on another connection") {
   CHECK(got.payload == "wake up");
   CHECK(got.received_at_ms - enqueued_at < 1000);
   CHECK(got.received_at_ms - asked_at < 4000);  // well before the wait ends
-  CHECK(waiter.command("PING") == "PONG");       // in step after the wait
+  CHECK(waiter.command("PING") == "PONG");      // in step after the wait
 
   // Two waiters, one request: one gets it, the other EMPTY when its wait ends.
   RawClient second(server.port());
@@ -253,8 +252,8 @@ TEST_CASE("end to end: CANCELLED twice then SUCCESS, retries never before next_f
     CHECK(dispatcher.command("SENT TX-100200 " + a) == "OK TX-100200 IN_FLIGHT " + a + " 0 0");
     if (attempt < 3) {
       const int64_t before = wall_ms();
-      const Summary s = parse_summary(
-          producer.command("RESPOND TX-100200 " + a + " CANCELLED reason=not_now"));
+      const Summary s =
+          parse_summary(producer.command("RESPOND TX-100200 " + a + " CANCELLED reason=not_now"));
       const int64_t after = wall_ms();
       CHECK(s.status == "OK");
       CHECK(s.state == "SCHEDULED");
@@ -264,8 +263,8 @@ TEST_CASE("end to end: CANCELLED twice then SUCCESS, retries never before next_f
       CHECK(s.next_fire_at >= before + wait);
       CHECK(s.next_fire_at <= after + wait);
       fire_at = s.next_fire_at;
-      CHECK(producer.command("GET TX-100200").find(" next_fire_at=" + std::to_string(fire_at) +
-                                                   " ") != std::string::npos);
+      CHECK(producer.command("GET TX-100200")
+                .find(" next_fire_at=" + std::to_string(fire_at) + " ") != std::string::npos);
     } else {
       CHECK(producer.command("RESPOND TX-100200 3 SUCCESS") == "OK TX-100200 SUCCEEDED 3 0 0");
     }
@@ -281,10 +280,14 @@ TEST_CASE("end to end: CANCELLED twice then SUCCESS, retries never before next_f
     const char* next_attempt;
   };
   const std::vector<Step> steps = {
-      {"-", "SENDING", "ENQUEUE", "0", "1"},       {"SENDING", "IN_FLIGHT", "SENT", "1", "0"},
-      {"IN_FLIGHT", "SCHEDULED", "RESPOND", "1", "2"}, {"SCHEDULED", "SENDING", "timer", "1", "2"},
-      {"SENDING", "IN_FLIGHT", "SENT", "2", "0"},  {"IN_FLIGHT", "SCHEDULED", "RESPOND", "2", "3"},
-      {"SCHEDULED", "SENDING", "timer", "2", "3"}, {"SENDING", "IN_FLIGHT", "SENT", "3", "0"},
+      {"-", "SENDING", "ENQUEUE", "0", "1"},
+      {"SENDING", "IN_FLIGHT", "SENT", "1", "0"},
+      {"IN_FLIGHT", "SCHEDULED", "RESPOND", "1", "2"},
+      {"SCHEDULED", "SENDING", "timer", "1", "2"},
+      {"SENDING", "IN_FLIGHT", "SENT", "2", "0"},
+      {"IN_FLIGHT", "SCHEDULED", "RESPOND", "2", "3"},
+      {"SCHEDULED", "SENDING", "timer", "2", "3"},
+      {"SENDING", "IN_FLIGHT", "SENT", "3", "0"},
       {"IN_FLIGHT", "SUCCEEDED", "RESPOND", "3", "0"},
   };
   // HISTORY keeps the newest kHistoryEventsKept events (PROTOCOL.md).

@@ -3,14 +3,13 @@
 // WAL fails with EFBIG, as a disk that refuses writes would; then the limit is
 // lifted. No mock: the real binary, the real RocksDB, the real kernel error.
 #include <doctest/doctest.h>
-
 #include <sys/resource.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <csignal>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -109,7 +108,8 @@ TEST_CASE("a refused write answers ERR INTERNAL, reads go on, writes resume by t
   // Nothing acknowledged is lost, nothing refused is there, invariants hold.
   server.kill(SIGKILL);
   server.wait_exit();
-  CliRun check = run_program(std::string(TARDE_BIN_DIR) + "/tarde-dump", {server.data_dir(), "check"});
+  CliRun check =
+      run_program(std::string(TARDE_BIN_DIR) + "/tarde-dump", {server.data_dir(), "check"});
   INFO("check: " << check.out << check.err);
   CHECK(check.exit_code == 0);
   CHECK(check.out.find("0 violations") != std::string::npos);

@@ -1,12 +1,12 @@
 #include "net/wire/tokens.h"
 
+#include <doctest/doctest.h>
+
 #include <cmath>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <doctest/doctest.h>
 
 namespace tarde::net {
 namespace {

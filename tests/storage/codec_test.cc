@@ -1,10 +1,10 @@
+#include "storage/codec.h"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <random>
 #include <string>
-
-#include "storage/codec.h"
 
 namespace tarde::storage {
 namespace {
@@ -218,7 +218,8 @@ TEST_CASE("codec: the direct coder writes and reads exactly cereal's bytes") {
     tx.due_kind = static_cast<DueKind>(random() % 4);
     tx.dead_lettered = random() % 2 == 0;
     tx.failures.clear();
-    for (size_t i = random() % 4; i > 0; --i) tx.failures.push_back({int64_t(random() >> 1), text(10)});
+    for (size_t i = random() % 4; i > 0; --i)
+      tx.failures.push_back({int64_t(random() >> 1), text(10)});
     const std::string bytes = encode_tx(tx);
     REQUIRE(to_hex(bytes) == to_hex(encode_tx_with_cereal_for_test(tx)));
     Result<TxRecord> back = decode_tx(bytes);

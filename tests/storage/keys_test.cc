@@ -1,10 +1,10 @@
+#include "storage/keys.h"
+
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "storage/keys.h"
 
 namespace tarde::storage {
 namespace {
@@ -16,8 +16,8 @@ std::string bytes(std::initializer_list<int> values) {
 }
 
 TEST_CASE("keys: due key round trip and corruption") {
-  for (int64_t ms : {int64_t{0}, int64_t{1}, int64_t{255}, int64_t{256}, int64_t{1700000000123},
-                     INT64_MAX}) {
+  for (int64_t ms :
+       {int64_t{0}, int64_t{1}, int64_t{255}, int64_t{256}, int64_t{1700000000123}, INT64_MAX}) {
     Result<DueKey> decoded = decode_due_key(due_key(ms, "tx-1"));
     REQUIRE(decoded.is_ok());
     CHECK(decoded->fire_at_ms == ms);
@@ -33,9 +33,22 @@ TEST_CASE("keys: due key round trip and corruption") {
 }
 
 TEST_CASE("keys: due keys sort by time, then tx_id") {
-  const std::vector<int64_t> times = {0,   1,     2,       255,           256,         257,
-                                      511, 65535, 65536,   16777215,      16777216,    4294967295LL,
-                                      4294967296LL,        1700000000000, INT64_MAX - 1, INT64_MAX};
+  const std::vector<int64_t> times = {0,
+                                      1,
+                                      2,
+                                      255,
+                                      256,
+                                      257,
+                                      511,
+                                      65535,
+                                      65536,
+                                      16777215,
+                                      16777216,
+                                      4294967295LL,
+                                      4294967296LL,
+                                      1700000000000,
+                                      INT64_MAX - 1,
+                                      INT64_MAX};
   for (size_t i = 1; i < times.size(); ++i) {
     CAPTURE(times[i]);
     // A longer tx_id at the earlier time must still sort first.
@@ -69,8 +82,7 @@ TEST_CASE("keys: ready keys round trip and sort by time then seq within a queue"
   CHECK_FALSE((lower <= ready_key("q-", 0, 0) && ready_key("q-", 0, 0) < upper));
 
   CHECK(decode_ready_key("q").status().code() == Status::Code::kCorruption);
-  CHECK(decode_ready_key(ready_prefix("q") + "short").status().code() ==
-        Status::Code::kCorruption);
+  CHECK(decode_ready_key(ready_prefix("q") + "short").status().code() == Status::Code::kCorruption);
   CHECK(decode_ready_key(bytes({'b', ' ', 'q', 0}) + std::string(16, '\0')).status().code() ==
         Status::Code::kCorruption);
 }
@@ -111,8 +123,7 @@ TEST_CASE("keys: dead, tx and queue config keys round trip") {
 TEST_CASE("keys: golden bytes") {
   CHECK(tx_key("t1") == "t1");
   CHECK(due_key(0x0102030405, "t1") == bytes({0, 0, 0, 0x01, 0x02, 0x03, 0x04, 0x05, 't', '1'}));
-  CHECK(ready_key("q", 256, 1) ==
-        bytes({'q', 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
+  CHECK(ready_key("q", 256, 1) == bytes({'q', 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
   CHECK(event_key("t1", 2) == bytes({'t', '1', 0, 0, 0, 0, 0, 0, 0, 0, 2}));
   CHECK(dead_key("q", "t1") == bytes({'q', 0, 't', '1'}));
   CHECK(queue_config_key("q") == "queue/q");

@@ -4,7 +4,6 @@
 // tests/net/storage_fault_test.cc covers the other errors (EFBIG) with the
 // real server and a real file-size limit.
 #include <doctest/doctest.h>
-
 #include <rocksdb/env.h>
 #include <rocksdb/file_system.h>
 

@@ -1,5 +1,6 @@
-#include <doctest/doctest.h>
+#include "storage/rocks_kv.h"
 
+#include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,7 +10,6 @@
 #include <string>
 #include <thread>
 
-#include "storage/rocks_kv.h"
 #include "tests/support/temp_dir.h"
 
 namespace tarde::storage {
@@ -164,15 +164,15 @@ TEST_CASE("rocks_kv: read-only open, missing dir, and scan bounds") {
   std::unique_ptr<RocksKv> kv = open_or_fail(dir.path(), read_only);
   std::string seen;
   REQUIRE(kv->scan(Cf::kDue, "b", "d", [&seen](std::string_view key, std::string_view) {
-    seen += key;
-    return true;
-  }).is_ok());
+              seen += key;
+              return true;
+            }).is_ok());
   CHECK(seen == "b");
   seen.clear();
   REQUIRE(kv->scan(Cf::kDue, "", "", [&seen](std::string_view key, std::string_view value) {
-    seen += std::string(key) + std::string(value);
-    return key < "b";
-  }).is_ok());
+              seen += std::string(key) + std::string(value);
+              return key < "b";
+            }).is_ok());
   CHECK(seen == "aabb");
   KvBatch batch;
   batch.put(Cf::kDue, "e", "e");

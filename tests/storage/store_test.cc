@@ -1,3 +1,5 @@
+#include "storage/store.h"
+
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -9,7 +11,6 @@
 #include "storage/keys.h"
 #include "storage/mem_kv.h"
 #include "storage/rocks_kv.h"
-#include "storage/store.h"
 #include "tests/support/temp_dir.h"
 
 namespace tarde::storage {
@@ -102,10 +103,13 @@ TEST_CASE_TEMPLATE("store: a batch applies all of its ops, in order", Backend, S
   CHECK_FALSE(b->has_value());
   CHECK(due_ids(store, nullptr, 100) == Ids{"100a"});
   int events = 0;
-  REQUIRE(store.scan_events("a", [&events](uint64_t, const EventRecord&) {
-    ++events;
-    return true;
-  }).is_ok());
+  REQUIRE(store
+              .scan_events("a",
+                           [&events](uint64_t, const EventRecord&) {
+                             ++events;
+                             return true;
+                           })
+              .is_ok());
   CHECK(events == 1);
 }
 
@@ -158,10 +162,13 @@ TEST_CASE_TEMPLATE("store: scan_due honours after and until", Backend, STORE_BAC
 
   // Early stop, and the values come back.
   std::vector<DueEntry> first_two;
-  REQUIRE(store.scan_due(nullptr, INT64_MAX, [&first_two](const DueEntry& entry) {
-    first_two.push_back(entry);
-    return first_two.size() < 2;
-  }).is_ok());
+  REQUIRE(store
+              .scan_due(nullptr, INT64_MAX,
+                        [&first_two](const DueEntry& entry) {
+                          first_two.push_back(entry);
+                          return first_two.size() < 2;
+                        })
+              .is_ok());
   REQUIRE(first_two.size() == 2);
   CHECK(first_two[1] == DueEntry{5, "a", DueKind::kRetry, 1});
 }
@@ -191,31 +198,41 @@ TEST_CASE_TEMPLATE("store: ready, dead, events, tx and config scans stay in boun
   REQUIRE(store.write(batch).is_ok());
 
   Ids ready;
-  REQUIRE(store.scan_ready("q", [&ready](const ReadyEntry& entry) {
-    ready.push_back(entry.tx_id + "@" + std::to_string(entry.ready_at_ms) + "/" +
-                    std::to_string(entry.seq));
-    return true;
-  }).is_ok());
+  REQUIRE(store
+              .scan_ready("q",
+                          [&ready](const ReadyEntry& entry) {
+                            ready.push_back(entry.tx_id + "@" + std::to_string(entry.ready_at_ms) +
+                                            "/" + std::to_string(entry.seq));
+                            return true;
+                          })
+              .is_ok());
   CHECK(ready == Ids{"t2@255/9", "t3@256/0", "t-q@256/1", "t4@65536/2"});
 
   Ids all_ready;
-  REQUIRE(store.scan_all_ready([&all_ready](const ReadyEntry& entry) {
-    all_ready.push_back(entry.queue + ":" + entry.tx_id);
-    return true;
-  }).is_ok());
+  REQUIRE(store
+              .scan_all_ready([&all_ready](const ReadyEntry& entry) {
+                all_ready.push_back(entry.queue + ":" + entry.tx_id);
+                return true;
+              })
+              .is_ok());
   CHECK(all_ready == Ids{"q:t2", "q:t3", "q:t-q", "q:t4", "q-:t-q-", "q0:t-q0", "r:t-r"});
 
   Ids dead;
-  REQUIRE(store.scan_dead("q", [&dead](const DeadLetter& letter) {
-    dead.push_back(letter.queue + ":" + letter.tx_id);
-    return true;
-  }).is_ok());
+  REQUIRE(store
+              .scan_dead("q",
+                         [&dead](const DeadLetter& letter) {
+                           dead.push_back(letter.queue + ":" + letter.tx_id);
+                           return true;
+                         })
+              .is_ok());
   CHECK(dead == Ids{"q:a", "q:t"});
   Ids all_dead;
-  REQUIRE(store.scan_all_dead([&all_dead](const DeadLetter& letter) {
-    all_dead.push_back(letter.queue + ":" + letter.tx_id);
-    return all_dead.size() < 3;  // early stop
-  }).is_ok());
+  REQUIRE(store
+              .scan_all_dead([&all_dead](const DeadLetter& letter) {
+                all_dead.push_back(letter.queue + ":" + letter.tx_id);
+                return all_dead.size() < 3;  // early stop
+              })
+              .is_ok());
   CHECK(all_dead == Ids{"q:a", "q:t", "q-:t"});
   Result<std::optional<DeadLetter>> letter = store.get_dead("q0", "t");
   REQUIRE(letter.is_ok());
@@ -224,25 +241,32 @@ TEST_CASE_TEMPLATE("store: ready, dead, events, tx and config scans stay in boun
   CHECK_FALSE(store.get_dead("q0", "absent").value().has_value());
 
   std::vector<uint64_t> seqs;
-  REQUIRE(store.scan_events("a", [&seqs](uint64_t seq, const EventRecord& event) {
-    CHECK(event.at_ms == static_cast<int64_t>(seq));
-    seqs.push_back(seq);
-    return true;
-  }).is_ok());
+  REQUIRE(store
+              .scan_events("a",
+                           [&seqs](uint64_t seq, const EventRecord& event) {
+                             CHECK(event.at_ms == static_cast<int64_t>(seq));
+                             seqs.push_back(seq);
+                             return true;
+                           })
+              .is_ok());
   CHECK(seqs == std::vector<uint64_t>{0, 1, 255, 256});
 
   Ids txs;
-  REQUIRE(store.scan_tx([&txs](const TxRecord& record) {
-    txs.push_back(record.tx_id);
-    return true;
-  }).is_ok());
+  REQUIRE(store
+              .scan_tx([&txs](const TxRecord& record) {
+                txs.push_back(record.tx_id);
+                return true;
+              })
+              .is_ok());
   CHECK(txs == Ids{"B", "a", "a!", "b"});
 
   Ids queues;
-  REQUIRE(store.scan_queue_configs([&queues](const std::string& queue, const QueueConfig& c) {
-    queues.push_back(queue + "=" + std::to_string(c.lease_ms));
-    return true;
-  }).is_ok());
+  REQUIRE(store
+              .scan_queue_configs([&queues](const std::string& queue, const QueueConfig& c) {
+                queues.push_back(queue + "=" + std::to_string(c.lease_ms));
+                return true;
+              })
+              .is_ok());
   CHECK(queues == Ids{"aa=2", "zz=1"});
   Result<std::optional<std::string>> other = store.get_meta("other");
   REQUIRE(other.is_ok());
@@ -396,12 +420,14 @@ TEST_CASE("store: a reopened RocksKv dir holds the same data") {
   CHECK(back.value() == std::optional<TxRecord>(record));
   CHECK(due_ids(store, nullptr, 100) == Ids{"42kept"});
   int configs = 0;
-  REQUIRE(store.scan_queue_configs([&configs](const std::string& queue, const QueueConfig& c) {
-    CHECK(queue == "q");
-    CHECK(c.max_deliveries == 3);
-    ++configs;
-    return true;
-  }).is_ok());
+  REQUIRE(store
+              .scan_queue_configs([&configs](const std::string& queue, const QueueConfig& c) {
+                CHECK(queue == "q");
+                CHECK(c.max_deliveries == 3);
+                ++configs;
+                return true;
+              })
+              .is_ok());
   CHECK(configs == 1);
 }
 

@@ -58,8 +58,12 @@ int wait_exit(pid_t pid) {
 
 CliTestServer::CliTestServer(const std::vector<std::string>& extra_args)
     : log_path_(dir_.sub("server.log")) {
-  std::vector<std::string> argv = {std::string(TARDE_BIN_DIR) + "/tarde", "serve", "--listen",
-                                   "127.0.0.1:0", "--data", dir_.sub("data")};
+  std::vector<std::string> argv = {std::string(TARDE_BIN_DIR) + "/tarde",
+                                   "serve",
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--data",
+                                   dir_.sub("data")};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   // spdlog's default logger writes to stdout: capture both streams.
   pid_ = spawn(argv, "/dev/null", log_path_, log_path_);
@@ -117,8 +121,7 @@ CliRun run_program(const std::string& program, const std::vector<std::string>& a
   return run;
 }
 
-CliRun run_cli(uint16_t port, const std::vector<std::string>& args,
-               const std::string& stdin_text) {
+CliRun run_cli(uint16_t port, const std::vector<std::string>& args, const std::string& stdin_text) {
   std::vector<std::string> all = {"--port", std::to_string(port), "--timeout", "10s"};
   all.insert(all.end(), args.begin(), args.end());
   return run_program(std::string(TARDE_BIN_DIR) + "/tarde-cli", all, stdin_text);

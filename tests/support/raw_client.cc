@@ -68,7 +68,8 @@ std::vector<std::string> split_words(std::string_view line) {
 
 Summary parse_summary(std::string_view line) {
   const std::vector<std::string> words = split_words(line);
-  if (words.size() != 6) throw std::runtime_error("not a summary line: '" + std::string(line) + "'");
+  if (words.size() != 6)
+    throw std::runtime_error("not a summary line: '" + std::string(line) + "'");
   Summary s;
   s.status = words[0];
   s.tx_id = words[1];

@@ -34,7 +34,7 @@ std::map<std::string, std::string> parse_fields(std::string_view line);
 
 // A REQUEST reply of RESERVE, or whatever other line came instead.
 struct Request {
-  std::string line;        // the reply line without CRLF
+  std::string line;         // the reply line without CRLF
   bool is_request = false;  // true when `line` is `REQUEST ...`
   std::string tx_id;
   uint32_t attempt = 0;

@@ -1,11 +1,10 @@
 #include "tests/support/run_tool.h"
 
+#include <doctest/doctest.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
-
-#include <doctest/doctest.h>
 
 namespace tarde::testing {
 

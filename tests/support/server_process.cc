@@ -29,7 +29,8 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 ServerProcess::ServerProcess(std::vector<std::string> extra_args)
-    : data_dir_(dir_.sub("data")), log_path_(dir_.sub("server.log")),
+    : data_dir_(dir_.sub("data")),
+      log_path_(dir_.sub("server.log")),
       extra_args_(std::move(extra_args)) {
   start();
 }
@@ -55,7 +56,8 @@ void ServerProcess::start() {
   // What this start logs begins here: earlier starts' lines stay in the file.
   const size_t log_offset = read_file(log_path_).size();
   const int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) throw std::runtime_error("cannot open " + log_path_ + ": " + std::strerror(errno));
+  if (log_fd < 0)
+    throw std::runtime_error("cannot open " + log_path_ + ": " + std::strerror(errno));
 
   const pid_t child = ::fork();
   if (child < 0) {
@@ -124,8 +126,8 @@ int ServerProcess::wait_exit(std::chrono::milliseconds timeout) {
       throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      throw std::runtime_error("the server did not exit within " +
-                               std::to_string(timeout.count()) + " ms; log:\n" + log());
+      throw std::runtime_error("the server did not exit within " + std::to_string(timeout.count()) +
+                               " ms; log:\n" + log());
     }
     std::this_thread::sleep_for(kPollInterval);
   }

@@ -74,18 +74,18 @@ TEST_SUITE("crash") {
   }
 
   TEST_CASE("each crash point: the server dies there and the restarted one keeps every guarantee") {
-    for (const char* point : {"commit.before_write", "commit.after_write", "timer.after_fire",
-                              "reserve.after_hand_out", "recovery.after_repair",
-                              "wheel.after_page"}) {
+    for (const char* point :
+         {"commit.before_write", "commit.after_write", "timer.after_fire", "reserve.after_hand_out",
+          "recovery.after_repair", "wheel.after_page"}) {
       const std::string point_name = point;  // CAPTURE shows a string, not a pointer
       CAPTURE(point_name);
       // The duration is the budget for reaching the crash point, which a
       // slower build needs more of (wheel.after_page first enqueues a burst
       // of 4200 transactions); --kills 4 still ends the campaign early.
       const int duration_s = 12 * kSlowdown;
-      const Campaign c = run_campaign("--seed 11 --kills 4 --duration " +
-                                      std::to_string(duration_s) +
-                                      " --transactions 120 --crash-points " + point);
+      const Campaign c =
+          run_campaign("--seed 11 --kills 4 --duration " + std::to_string(duration_s) +
+                       " --transactions 120 --crash-points " + point);
       INFO(c.out);
       CHECK(c.status == 0);
       CHECK(c.violations == 0);

@@ -58,9 +58,11 @@ struct CommandSpec {
 const std::vector<CommandSpec>& commands() {
   using A = ArgKind;
   static const std::vector<CommandSpec> table = {
-      {"enqueue", "ENQUEUE", {A::kQueue, A::kTx},
-       {"payload", "payload-file", "max-attempts", "base", "factor", "cap", "jitter",
-        "strict-cap", "deadline", "sent", "delay"}},
+      {"enqueue",
+       "ENQUEUE",
+       {A::kQueue, A::kTx},
+       {"payload", "payload-file", "max-attempts", "base", "factor", "cap", "jitter", "strict-cap",
+        "deadline", "sent", "delay"}},
       {"reserve", "RESERVE", {A::kQueue}, {"wait"}},
       {"sent", "SENT", {A::kTx, A::kAttempt}, {}},
       {"release", "RELEASE", {A::kTx, A::kAttempt}, {"delay", "reason"}},
@@ -149,13 +151,22 @@ Status check_flag_value(const FlagSpec& spec, const std::string& value) {
   const std::string label = "--" + std::string(spec.name);
   Status status;
   switch (spec.kind) {
-    case FlagKind::kDuration: status = net::parse_duration_ms(value, label).status(); break;
-    case FlagKind::kDecimal: status = net::parse_decimal(value, label).status(); break;
-    case FlagKind::kCount: status = net::parse_uint(value, label, 1'000'000, 1).status(); break;
-    case FlagKind::kReason: status = net::parse_reason(value, label).status(); break;
+    case FlagKind::kDuration:
+      status = net::parse_duration_ms(value, label).status();
+      break;
+    case FlagKind::kDecimal:
+      status = net::parse_decimal(value, label).status();
+      break;
+    case FlagKind::kCount:
+      status = net::parse_uint(value, label, 1'000'000, 1).status();
+      break;
+    case FlagKind::kReason:
+      status = net::parse_reason(value, label).status();
+      break;
     case FlagKind::kSwitch:
     case FlagKind::kText:
-    case FlagKind::kFile: break;
+    case FlagKind::kFile:
+      break;
   }
   return status;
 }
@@ -168,8 +179,10 @@ std::string upper(std::string text) {
 
 Result<std::string> check_arg(ArgKind kind, const std::string& value) {
   switch (kind) {
-    case ArgKind::kQueue: return net::parse_queue(value, "QUEUE");
-    case ArgKind::kTx: return net::parse_tx_id(value, "TX");
+    case ArgKind::kQueue:
+      return net::parse_queue(value, "QUEUE");
+    case ArgKind::kTx:
+      return net::parse_tx_id(value, "TX");
     case ArgKind::kAttempt: {
       auto attempt = net::parse_attempt(value, "N (the attempt)");
       if (!attempt.is_ok()) return attempt.status();
@@ -180,8 +193,8 @@ Result<std::string> check_arg(ArgKind kind, const std::string& value) {
       if (word == "SUCCESS" || word == "CANCELLED" || word == "TRANSIENT" || word == "REJECTED") {
         return word;
       }
-      return usage("the answer must be SUCCESS, CANCELLED, TRANSIENT or REJECTED, got '" +
-                   value + "'");
+      return usage("the answer must be SUCCESS, CANCELLED, TRANSIENT or REJECTED, got '" + value +
+                   "'");
     }
     case ArgKind::kTerminal: {
       const std::string word = upper(value);

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "clients/cpp/client.h"
 #include "base/status.h"
+#include "clients/cpp/client.h"
 
 // The pieces of `tarde-cli`, the human client: argument parsing (args.cc),
 // output for people (render.cc) and the interactive shell (shell.cc). Each is

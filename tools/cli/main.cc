@@ -42,7 +42,8 @@ int run(const std::vector<std::string>& args) {
   }
   const bool shell = inv.words.empty() || inv.words[0] == "shell";
   if (shell && inv.words.size() > 1) return usage_error("shell takes no arguments");
-  if (shell && !inv.flags.empty()) return usage_error("--" + inv.flags[0].first + " needs a command");
+  if (shell && !inv.flags.empty())
+    return usage_error("--" + inv.flags[0].first + " needs a command");
   std::optional<cli::Request> request;
   if (!shell) {
     auto built = cli::build_request(inv);

@@ -66,8 +66,8 @@ std::string printable(std::string_view bytes) {
 }
 
 void labelled(std::ostream& out, std::string_view label, const std::string& value) {
-  out << "  " << label << std::string(std::max<int>(1, kLabelWidth - label.size()), ' ')
-      << value << '\n';
+  out << "  " << label << std::string(std::max<int>(1, kLabelWidth - label.size()), ' ') << value
+      << '\n';
 }
 
 void table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
@@ -202,15 +202,25 @@ bool render_human(const client::Reply& reply, int64_t now_ms, std::ostream& out)
     case ReplyKind::kOk:
       if (reply.head == "OK") break;
       return render_summary(reply, now_ms, out);
-    case ReplyKind::kRequest: return render_request(reply, out);
-    case ReplyKind::kEmpty: out << "EMPTY (nothing ready)\n"; return true;
-    case ReplyKind::kTx: return render_tx(reply, now_ms, out);
-    case ReplyKind::kEvents: return render_events(reply, now_ms, out);
-    case ReplyKind::kLetters: return render_letters(reply, now_ms, out);
+    case ReplyKind::kRequest:
+      return render_request(reply, out);
+    case ReplyKind::kEmpty:
+      out << "EMPTY (nothing ready)\n";
+      return true;
+    case ReplyKind::kTx:
+      return render_tx(reply, now_ms, out);
+    case ReplyKind::kEvents:
+      return render_events(reply, now_ms, out);
+    case ReplyKind::kLetters:
+      return render_letters(reply, now_ms, out);
     case ReplyKind::kConfig:
-    case ReplyKind::kStats: render_pairs(reply, out); return true;
-    case ReplyKind::kErr: return true;
-    default: break;
+    case ReplyKind::kStats:
+      render_pairs(reply, out);
+      return true;
+    case ReplyKind::kErr:
+      return true;
+    default:
+      break;
   }
   out << reply.head << '\n';
   return true;
@@ -221,14 +231,16 @@ std::string explanation(const client::Reply& reply) {
   auto s = client::parse_summary(reply.head);
   const std::string tx = s.is_ok() ? s.value().tx_id : "";
   switch (reply.kind) {
-    case ReplyKind::kNotFound: return "NOT_FOUND: no transaction " + tx;
+    case ReplyKind::kNotFound:
+      return "NOT_FOUND: no transaction " + tx;
     case ReplyKind::kStale:
       return "STALE: " + tx + " is not in the state this command expects; nothing changed";
     case ReplyKind::kConflict:
       return "CONFLICT: a request of " + tx + " is on its way; its answer decides";
     case ReplyKind::kErr:
       return "server error " + reply.error_code + ": " + reply.error_message;
-    default: return "";
+    default:
+      return "";
   }
 }
 
@@ -238,9 +250,12 @@ int exit_status(const client::Reply& reply) {
   switch (reply.kind) {
     case ReplyKind::kNotFound:
     case ReplyKind::kStale:
-    case ReplyKind::kConflict: return kExitNegative;
-    case ReplyKind::kErr: return kExitError;
-    default: return kExitOk;
+    case ReplyKind::kConflict:
+      return kExitNegative;
+    case ReplyKind::kErr:
+      return kExitError;
+    default:
+      return kExitOk;
   }
 }
 

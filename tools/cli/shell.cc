@@ -105,8 +105,9 @@ std::string trimmed(std::string line) {
 
 int run_shell(client::Client& client, const GlobalOptions& options) {
   const bool interactive = isatty(STDIN_FILENO) == 1;
-  if (interactive) std::cout << "connected to " << options.host << ':' << options.port
-                             << "; type help for the commands, quit to leave\n";
+  if (interactive)
+    std::cout << "connected to " << options.host << ':' << options.port
+              << "; type help for the commands, quit to leave\n";
   std::string line;
   while (true) {
     std::cout << "tarde> " << std::flush;

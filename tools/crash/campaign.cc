@@ -102,8 +102,8 @@ bool Campaign::setup_dirs() {
     data_dir = work_dir_ + "/data";
     log_path = work_dir_ + "/server.log";
   }
-  server_ = std::make_unique<ServerControl>(options_.server_path, options_.dump_path, data_dir,
-                                            log_path);
+  server_ =
+      std::make_unique<ServerControl>(options_.server_path, options_.dump_path, data_dir, log_path);
   return true;
 }
 
@@ -198,9 +198,9 @@ void Campaign::after_death(const Death& death) {
     figures_.kills_random += 1;
     note("killed with SIGKILL");
   } else {
-    violations_.push_back(Violation{"SERVER", "", "the server " + death.describe() +
-                                                      " by itself; log tail:\n" +
-                                                      server_->log_tail(1500)});
+    violations_.push_back(Violation{
+        "SERVER", "",
+        "the server " + death.describe() + " by itself; log tail:\n" + server_->log_tail(1500)});
   }
   figures_.dump_checks += 1;
   for (const std::string& line : server_->dump_check()) {
@@ -212,14 +212,15 @@ void Campaign::progress() {
   if (Clock::now() - last_progress_ < kProgressEvery) return;
   last_progress_ = Clock::now();
   const RecordCounts counts = recorder_.counts();
-  std::printf("[%7.1fs] kills %llu restarts %llu transactions %llu handed-out %llu answers %llu "
-              "pending %llu violations %zu\n",
-              seconds_since(started_), static_cast<unsigned long long>(figures_.kills()),
-              static_cast<unsigned long long>(figures_.restarts),
-              static_cast<unsigned long long>(counts.transactions),
-              static_cast<unsigned long long>(counts.hand_outs),
-              static_cast<unsigned long long>(counts.answers),
-              static_cast<unsigned long long>(counts.pending), violations_.size());
+  std::printf(
+      "[%7.1fs] kills %llu restarts %llu transactions %llu handed-out %llu answers %llu "
+      "pending %llu violations %zu\n",
+      seconds_since(started_), static_cast<unsigned long long>(figures_.kills()),
+      static_cast<unsigned long long>(figures_.restarts),
+      static_cast<unsigned long long>(counts.transactions),
+      static_cast<unsigned long long>(counts.hand_outs),
+      static_cast<unsigned long long>(counts.answers),
+      static_cast<unsigned long long>(counts.pending), violations_.size());
   std::fflush(stdout);
 }
 
@@ -253,7 +254,8 @@ int Campaign::run() {
   const bool drained = drain(endpoint_.port.load(), recorder_, Clock::now() + kDrainLimit);
   workload_.stop();
   note(drained ? "drained" : "the drain ran out of time");
-  const std::map<std::string, FinalTx> finals = read_finals(endpoint_.port.load(), recorder_.tx_ids());
+  const std::map<std::string, FinalTx> finals =
+      read_finals(endpoint_.port.load(), recorder_.tx_ids());
   const Death end = server_->stop();
   if (!end.killed && !(WIFEXITED(end.raw_status) && WEXITSTATUS(end.raw_status) == 0)) {
     violations_.push_back(Violation{"SERVER", "", "the final stop: the server " + end.describe()});
@@ -300,11 +302,12 @@ void Campaign::summary(const CheckReport& report, double took_s) {
     std::printf("    %s %s: %s\n", v.guarantee.c_str(), v.tx_id.empty() ? "-" : v.tx_id.c_str(),
                 v.text.c_str());
   }
-  std::printf("tarde-crash: seed %llu kills %llu restarts %llu transactions %llu requests %llu "
-              "answers %llu checks %llu violations %zu\n",
-              u(options_.seed), u(figures_.kills()), u(figures_.restarts), u(counts.transactions),
-              u(counts.hand_outs), u(counts.answers), u(report.checks + figures_.dump_checks),
-              report.violations.size());
+  std::printf(
+      "tarde-crash: seed %llu kills %llu restarts %llu transactions %llu requests %llu "
+      "answers %llu checks %llu violations %zu\n",
+      u(options_.seed), u(figures_.kills()), u(figures_.restarts), u(counts.transactions),
+      u(counts.hand_outs), u(counts.answers), u(report.checks + figures_.dump_checks),
+      report.violations.size());
   std::fflush(stdout);
 }
 

@@ -10,8 +10,8 @@ namespace {
 
 // The server keeps the newest 8 events of a transaction (PROTOCOL.md,
 // HISTORY); the harness reads that from the protocol, as any client would.
-// When HISTORY shows that many, older ones may have been trimmed, and an operation sent no later than the oldest event shown
-// may have left its event in the trimmed part: it cannot be looked for.
+// When HISTORY shows that many, older ones may have been trimmed, and an operation sent no later
+// than the oldest event shown may have left its event in the trimmed part: it cannot be looked for.
 constexpr size_t kHistoryEventsKept = 8;
 
 bool may_be_trimmed(const Op& op, const std::vector<client::TxEvent>& history) {
@@ -26,7 +26,8 @@ bool acknowledged_transition(const Op& op) {
   if (op.outcome != OpOutcome::kReplied) return false;
   if (op.kind == OpKind::kGet) return false;
   const client::ReplyKind s = op.summary.status;
-  return s == client::ReplyKind::kCreated || s == client::ReplyKind::kOk || s == client::ReplyKind::kBuried;
+  return s == client::ReplyKind::kCreated || s == client::ReplyKind::kOk ||
+         s == client::ReplyKind::kBuried;
 }
 
 void add(CheckReport& report, const char* guarantee, const std::string& id, std::string text) {
@@ -34,7 +35,8 @@ void add(CheckReport& report, const char* guarantee, const std::string& id, std:
 }
 
 // Finds an unused history event that is this acknowledged transition.
-bool match_event(const Op& op, const std::vector<client::TxEvent>& history, std::vector<bool>& used) {
+bool match_event(const Op& op, const std::vector<client::TxEvent>& history,
+                 std::vector<bool>& used) {
   for (size_t i = 0; i < history.size(); ++i) {
     const client::TxEvent& e = history[i];
     if (used[i] || e.cause != op_name(op.kind) || e.to != op.summary.state) continue;
@@ -55,8 +57,8 @@ std::string describe(const Op& op) {
   if (op.attempt != 0) text += " " + std::to_string(op.attempt);
   if (!op.word.empty()) text += " " + op.word;
   if (op.deliberate) text += " (deliberately late/duplicate)";
-  text += " sent at " + std::to_string(op.send_us / 1000) + " by client " +
-          std::to_string(op.client);
+  text +=
+      " sent at " + std::to_string(op.send_us / 1000) + " by client " + std::to_string(op.client);
   switch (op.outcome) {
     case OpOutcome::kPending:
       return text + ", pending";
@@ -71,7 +73,8 @@ std::string describe(const Op& op) {
          std::to_string(s.next_fire_at_ms) + " at " + std::to_string(op.recv_us / 1000);
 }
 
-void check_kept(const std::string& id, const TxLog& log, const FinalTx& final, CheckReport& report) {
+void check_kept(const std::string& id, const TxLog& log, const FinalTx& final,
+                CheckReport& report) {
   const TxPlan& plan = *log.plan;
   std::vector<bool> used(final.history.size(), false);
   for (const Op& op : log.ops) {
@@ -90,8 +93,8 @@ void check_kept(const std::string& id, const TxLog& log, const FinalTx& final, C
     if (is_terminal(op.summary.state)) {
       report.checks += 1;
       if (final.info.state != op.summary.state) {
-        add(report, "G1", id, "acknowledged terminal state lost, now " + final.info.state + ": " +
-                                  describe(op));
+        add(report, "G1", id,
+            "acknowledged terminal state lost, now " + final.info.state + ": " + describe(op));
       }
     }
     if (acknowledged_transition(op) && !may_be_trimmed(op, final.history)) {
@@ -104,12 +107,12 @@ void check_kept(const std::string& id, const TxLog& log, const FinalTx& final, C
       report.checks += 1;
       if (final.info.queue != plan.queue || final.info.max_attempts != plan.max_attempts ||
           final.info.payload_bytes != plan.payload.size()) {
-        add(report, "G1", id, "created with queue " + plan.queue + ", max_attempts " +
-                                  std::to_string(plan.max_attempts) + ", " +
-                                  std::to_string(plan.payload.size()) + " payload bytes; GET shows " +
-                                  final.info.queue + ", " +
-                                  std::to_string(final.info.max_attempts) + ", " +
-                                  std::to_string(final.info.payload_bytes));
+        add(report, "G1", id,
+            "created with queue " + plan.queue + ", max_attempts " +
+                std::to_string(plan.max_attempts) + ", " + std::to_string(plan.payload.size()) +
+                " payload bytes; GET shows " + final.info.queue + ", " +
+                std::to_string(final.info.max_attempts) + ", " +
+                std::to_string(final.info.payload_bytes));
       }
     }
     // An acknowledged retry is eventually handed out, or resolved before.
@@ -130,17 +133,18 @@ void check_kept(const std::string& id, const TxLog& log, const FinalTx& final, C
         honoured = honoured || ((resolved || fired) && e.at_ms >= sent_ms - 1);
       }
       if (!honoured && !may_be_trimmed(op, final.history)) {
-        add(report, "G1", id, "the acknowledged retry was never handed out nor resolved: " +
-                                  describe(op));
+        add(report, "G1", id,
+            "the acknowledged retry was never handed out nor resolved: " + describe(op));
       }
     }
   }
   for (const HandOut& h : log.hand_outs) {
     report.checks += 1;
     if (h.payload != plan.payload || h.key != id + "#" + std::to_string(h.attempt)) {
-      add(report, "G1", id, "attempt " + std::to_string(h.attempt) + " was handed out with key " +
-                                h.key + " and a payload of " + std::to_string(h.payload.size()) +
-                                " bytes that is not the enqueued one");
+      add(report, "G1", id,
+          "attempt " + std::to_string(h.attempt) + " was handed out with key " + h.key +
+              " and a payload of " + std::to_string(h.payload.size()) +
+              " bytes that is not the enqueued one");
     }
   }
 }
@@ -154,12 +158,14 @@ void check_attempts(const std::string& id, const TxLog& log, const FinalTx& fina
   for (const uint32_t attempt : out) {
     report.checks += 1;
     if (attempt == 0 || attempt > max_attempts) {
-      add(report, "G2", id, "attempt " + std::to_string(attempt) + " was handed out; max_attempts is " +
-                                std::to_string(max_attempts));
+      add(report, "G2", id,
+          "attempt " + std::to_string(attempt) + " was handed out; max_attempts is " +
+              std::to_string(max_attempts));
     }
     if (attempt > 1 && out.count(attempt - 1) == 0) {
-      add(report, "G2", id, "attempt " + std::to_string(attempt) + " was handed out but attempt " +
-                                std::to_string(attempt - 1) + " never went out");
+      add(report, "G2", id,
+          "attempt " + std::to_string(attempt) + " was handed out but attempt " +
+              std::to_string(attempt - 1) + " never went out");
     }
   }
 }
@@ -172,11 +178,11 @@ void check_settled(const std::string& id, const TxLog& log, const FinalTx& final
   const std::string& state = final.info.state;
   if (is_terminal(state)) return;
   if (state == "SENDING" && final.dead_lettered) return;
-  add(report, "G5", id, "stuck after the drain: " + state + " attempt " +
-                            std::to_string(final.info.attempt) + " next_attempt " +
-                            std::to_string(final.info.next_attempt) + " next_fire_at " +
-                            std::to_string(final.info.next_fire_at_ms) +
-                            (state == "SENDING" ? " (its request is not dead-lettered)" : ""));
+  add(report, "G5", id,
+      "stuck after the drain: " + state + " attempt " + std::to_string(final.info.attempt) +
+          " next_attempt " + std::to_string(final.info.next_attempt) + " next_fire_at " +
+          std::to_string(final.info.next_fire_at_ms) +
+          (state == "SENDING" ? " (its request is not dead-lettered)" : ""));
 }
 
 }  // namespace detail

@@ -30,9 +30,9 @@ struct Violation {
 
 // The outcome of the final checks.
 struct CheckReport {
-  uint64_t checks = 0;  // individual assertions evaluated
-  uint64_t late_messages = 0;          // deliberate late or duplicate messages answered
-  uint64_t late_refused_stale = 0;     // ... of which the server answered STALE
+  uint64_t checks = 0;              // individual assertions evaluated
+  uint64_t late_messages = 0;       // deliberate late or duplicate messages answered
+  uint64_t late_refused_stale = 0;  // ... of which the server answered STALE
   std::vector<Violation> violations;
 };
 

@@ -42,7 +42,7 @@ Result<std::set<std::string>> dead_lettered(client::Client& client) {
 // GETs one transaction and records what the client saw; nullopt when the
 // connection failed, a TxInfo with an empty state for NOT_FOUND.
 std::optional<client::TxInfo> recorded_get(client::Client& client, Recorder& recorder,
-                                        const std::string& id) {
+                                           const std::string& id) {
   Op op;
   op.kind = OpKind::kGet;
   op.tx_id = id;
@@ -56,8 +56,9 @@ std::optional<client::TxInfo> recorded_get(client::Client& client, Recorder& rec
   }
   const client::TxInfo& info = got.value();
   op.outcome = OpOutcome::kReplied;
-  op.summary = client::Summary{client::ReplyKind::kOk, id, info.state, info.attempt, info.next_attempt,
-                            info.next_fire_at_ms};
+  op.summary =
+      client::Summary{client::ReplyKind::kOk, id, info.state, info.attempt, info.next_attempt,
+                      info.next_fire_at_ms};
   recorder.op(op);
   return info;
 }
@@ -77,8 +78,8 @@ void respond_success(client::Client& client, Recorder& recorder, const std::stri
     op.outcome = OpOutcome::kReplied;
     op.summary = got.value();
   } else {
-    op.outcome = client::server_error_code(got.status()).empty() ? OpOutcome::kPending
-                                                              : OpOutcome::kError;
+    op.outcome =
+        client::server_error_code(got.status()).empty() ? OpOutcome::kPending : OpOutcome::kError;
     op.error = got.status().to_string();
   }
   recorder.op(op);
@@ -105,10 +106,9 @@ Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t 
   for (uint64_t done = 0; done < count;) {
     const uint64_t chunk = std::min(kPipelineDepth, count - done);
     const int64_t elapsed_ms = (wall_us() - started_us) / 1000;
-    const int64_t rest_ms =
-        done == 0 ? kBurstFirstChunkExtraMs
-                  : elapsed_ms * static_cast<int64_t>(count - done) * 3 /
-                        (2 * static_cast<int64_t>(done));
+    const int64_t rest_ms = done == 0 ? kBurstFirstChunkExtraMs
+                                      : elapsed_ms * static_cast<int64_t>(count - done) * 3 /
+                                            (2 * static_cast<int64_t>(done));
     sent.clear();
     for (uint64_t i = 0; i < chunk; ++i, ++done) {
       TxPlan plan;

@@ -20,8 +20,8 @@ namespace tarde::crash {
 // restart then has to page them in (crash point wheel.after_page). Everything
 // is recorded like any producer's work; `*planned` counts the transactions
 // it recorded (some may be pending when it fails).
-[[nodiscard]] Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed,
-                                   uint64_t count, uint64_t* planned);
+[[nodiscard]] Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t count,
+                                   uint64_t* planned);
 
 // The drain's responder: every transaction still IN_FLIGHT gets RESPOND
 // SUCCESS (its answer was lost with a connection), while the workload's

@@ -12,12 +12,18 @@ int64_t wall_us() {
 
 const char* op_name(OpKind kind) {
   switch (kind) {
-    case OpKind::kEnqueue: return "ENQUEUE";
-    case OpKind::kSent: return "SENT";
-    case OpKind::kRespond: return "RESPOND";
-    case OpKind::kRelease: return "RELEASE";
-    case OpKind::kResolve: return "RESOLVE";
-    case OpKind::kGet: return "GET";
+    case OpKind::kEnqueue:
+      return "ENQUEUE";
+    case OpKind::kSent:
+      return "SENT";
+    case OpKind::kRespond:
+      return "RESPOND";
+    case OpKind::kRelease:
+      return "RELEASE";
+    case OpKind::kResolve:
+      return "RESOLVE";
+    case OpKind::kGet:
+      return "GET";
   }
   return "?";
 }

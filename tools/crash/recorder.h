@@ -21,8 +21,8 @@ int64_t wall_us();
 struct TxPlan {
   std::string queue;
   uint32_t max_attempts = 0;
-  bool sent = false;      // sent=1: attempt 1 went out through the producer
-  int64_t delay_ms = 0;   // 0: no delay= option
+  bool sent = false;     // sent=1: attempt 1 went out through the producer
+  int64_t delay_ms = 0;  // 0: no delay= option
   std::string payload;
 };
 
@@ -40,15 +40,15 @@ enum class OpOutcome {
 struct Op {
   OpKind kind = OpKind::kGet;
   std::string tx_id;
-  uint32_t attempt = 0;   // SENT, RESPOND, RELEASE
-  std::string word;       // RESPOND's answer, RESOLVE's terminal state
+  uint32_t attempt = 0;     // SENT, RESPOND, RELEASE
+  std::string word;         // RESPOND's answer, RESOLVE's terminal state
   bool deliberate = false;  // a deliberately late or duplicate message
   int client = 0;
   int64_t send_us = 0;  // just before the request was written
   int64_t recv_us = 0;  // just after its reply was read (or the failure seen)
   OpOutcome outcome = OpOutcome::kPending;
   client::Summary summary;  // kReplied only
-  std::string error;     // kError: the reply; kPending: the transport error
+  std::string error;        // kError: the reply; kPending: the transport error
 };
 
 // One request RESERVE handed out, as a client received it.

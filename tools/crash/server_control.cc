@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "clients/cpp/client.h"
 #include "base/crash_point.h"
+#include "clients/cpp/client.h"
 
 namespace tarde::crash {
 namespace {

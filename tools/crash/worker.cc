@@ -58,7 +58,7 @@ bool Worker::connected() {
 }
 
 std::optional<client::Summary> Worker::call(OpKind kind, const std::string& tx_id, uint32_t attempt,
-                                         std::string word, bool deliberate, const Call& fn) {
+                                            std::string word, bool deliberate, const Call& fn) {
   Op op;
   op.kind = kind;
   op.tx_id = tx_id;
@@ -114,8 +114,8 @@ void Worker::produce() {
   } else if (kind < 0.4) {
     plan.delay_ms = static_cast<int64_t>(20 + below(300));
   }
-  const std::string id = "tx-" + std::to_string(o.seed % 100'000) + "-" +
-                         std::to_string(index_) + "-" + std::to_string(next_tx_++);
+  const std::string id = "tx-" + std::to_string(o.seed % 100'000) + "-" + std::to_string(index_) +
+                         "-" + std::to_string(next_tx_++);
   plan.payload = "payload-of-" + id + std::string(below(64), 'x');
   workload_.recorder.plan(id, plan);
   enqueue_ = std::make_pair(id, plan);
@@ -150,8 +150,14 @@ std::optional<HandOut> Worker::reserve(std::chrono::milliseconds wait) {
   }
   if (!got.value()) return std::nullopt;
   const client::ReservedRequest& request = *got.value();
-  HandOut hand_out{request.tx_id,   request.attempt, request.deliveries, request.idempotency_key,
-                   request.payload, index_,          send_us,            recv_us};
+  HandOut hand_out{request.tx_id,
+                   request.attempt,
+                   request.deliveries,
+                   request.idempotency_key,
+                   request.payload,
+                   index_,
+                   send_us,
+                   recv_us};
   workload_.recorder.hand_out(hand_out);
   return hand_out;
 }
@@ -206,7 +212,8 @@ void Worker::answer(const std::string& tx, uint32_t attempt) {
     }
   }
   if (chance(0.08)) {
-    call(OpKind::kSent, tx, attempt, {}, true, [&](client::Client& c) { return c.sent(tx, attempt); });
+    call(OpKind::kSent, tx, attempt, {}, true,
+         [&](client::Client& c) { return c.sent(tx, attempt); });
   }
 }
 
@@ -215,9 +222,8 @@ void Worker::drain_step() {
   if (!got) return;
   const std::string tx = got->tx_id;
   const uint32_t attempt = got->attempt;
-  call(OpKind::kRespond, tx, attempt, "SUCCESS", false, [&](client::Client& c) {
-    return c.respond(tx, attempt, client::Answer::kSuccess);
-  });
+  call(OpKind::kRespond, tx, attempt, "SUCCESS", false,
+       [&](client::Client& c) { return c.respond(tx, attempt, client::Answer::kSuccess); });
 }
 
 void Worker::late_answer() {

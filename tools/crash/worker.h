@@ -31,7 +31,7 @@ class Worker {
   // Sends one request about `tx_id` and records it; nullopt unless a summary
   // came back (a transport failure also drops the connection).
   std::optional<client::Summary> call(OpKind kind, const std::string& tx_id, uint32_t attempt,
-                                   std::string word, bool deliberate, const Call& fn);
+                                      std::string word, bool deliberate, const Call& fn);
   void step();
   void produce();
   void send_enqueue();
@@ -55,7 +55,7 @@ class Worker {
   // A created-or-pending ENQUEUE this worker still has to see acknowledged.
   std::optional<std::pair<std::string, TxPlan>> enqueue_;
   std::vector<std::pair<std::string, uint32_t>> answered_;  // (tx, attempt) answered OK
-  std::vector<std::string> scheduled_;                       // seen SCHEDULED
+  std::vector<std::string> scheduled_;                      // seen SCHEDULED
 };
 
 }  // namespace tarde::crash

@@ -6,10 +6,10 @@ namespace tarde::crash {
 
 const std::vector<std::pair<std::string, std::string>>& queue_settings() {
   static const std::vector<std::pair<std::string, std::string>> settings = {
-      {"max_attempts", "4"},     {"base", "20ms"},          {"factor", "2"},
-      {"cap", "500ms"},          {"jitter", "0.2"},         {"transient_base", "10ms"},
-      {"transient_cap", "100ms"}, {"lease", "300ms"},       {"max_deliveries", "3"},
-      {"breaker", "0"},          {"retention", "0"},        {"response_timeout", "0"},
+      {"max_attempts", "4"},      {"base", "20ms"},   {"factor", "2"},
+      {"cap", "500ms"},           {"jitter", "0.2"},  {"transient_base", "10ms"},
+      {"transient_cap", "100ms"}, {"lease", "300ms"}, {"max_deliveries", "3"},
+      {"breaker", "0"},           {"retention", "0"}, {"response_timeout", "0"},
   };
   return settings;
 }
@@ -18,8 +18,8 @@ bool WorkloadState::take_creation() {
   if (draining.load()) return false;
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
-  const double share = std::min(1.0, static_cast<double>(elapsed.count()) /
-                                         static_cast<double>(pace_over.count()));
+  const double share =
+      std::min(1.0, static_cast<double>(elapsed.count()) / static_cast<double>(pace_over.count()));
   const auto allowed = static_cast<uint64_t>(share * static_cast<double>(options.transactions)) + 1;
   uint64_t now = created.load();
   while (now < std::min(allowed, options.transactions)) {

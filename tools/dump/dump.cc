@@ -15,10 +15,14 @@ using storage::TxState;
 
 const char* due_kind_name(storage::DueKind kind) {
   switch (kind) {
-    case storage::DueKind::kRetry: return "retry";
-    case storage::DueKind::kResponseTimeout: return "response_timeout";
-    case storage::DueKind::kRetention: return "retention";
-    case storage::DueKind::kNone: break;
+    case storage::DueKind::kRetry:
+      return "retry";
+    case storage::DueKind::kResponseTimeout:
+      return "response_timeout";
+    case storage::DueKind::kRetention:
+      return "retention";
+    case storage::DueKind::kNone:
+      break;
   }
   return "-";
 }
@@ -97,9 +101,9 @@ Result<DumpOutput> summary(storage::Store& store, const DumpRequest& request) {
     doc["ready_floors"] = floors.json();
     out.text = json_output(doc);
   } else {
-    out.text = "format version " + std::to_string(version) + "\n" + "retry index: " +
-               std::to_string(due) + " entries, earliest " + iso_time(earliest) + ", latest " +
-               iso_time(latest) + "\n\n" + rows.table();
+    out.text = "format version " + std::to_string(version) + "\n" +
+               "retry index: " + std::to_string(due) + " entries, earliest " + iso_time(earliest) +
+               ", latest " + iso_time(latest) + "\n\n" + rows.table();
     if (floors.size() != 0) {
       out.text += "\nready floors (a restart reads each queue's ready requests from here on):\n" +
                   floors.table();
@@ -109,17 +113,18 @@ Result<DumpOutput> summary(storage::Store& store, const DumpRequest& request) {
 }
 
 void add_tx_row(Rows& rows, const storage::TxRecord& r) {
-  rows.add({text(r.tx_id), text(r.queue), text(storage::to_string(r.state)), number(uint64_t{r.attempt}),
-            number(uint64_t{r.next_attempt}), number(uint64_t{r.policy.max_attempts}),
-            number(r.next_fire_at_ms), text(iso_time(r.next_fire_at_ms)), number(r.updated_at_ms),
+  rows.add({text(r.tx_id), text(r.queue), text(storage::to_string(r.state)),
+            number(uint64_t{r.attempt}), number(uint64_t{r.next_attempt}),
+            number(uint64_t{r.policy.max_attempts}), number(r.next_fire_at_ms),
+            text(iso_time(r.next_fire_at_ms)), number(r.updated_at_ms),
             number(uint64_t{r.deliveries}), number(uint64_t{r.transients}),
             text(r.reason.empty() ? "-" : r.reason), number(uint64_t{r.payload.size()})});
 }
 
 Rows tx_rows() {
-  return Rows({"tx_id", "queue", "state", "attempt", "next_attempt", "max_attempts",
-               "next_fire_at", "next_fire_at_utc", "updated_at", "deliveries", "transients",
-               "reason", "payload_bytes"});
+  return Rows({"tx_id", "queue", "state", "attempt", "next_attempt", "max_attempts", "next_fire_at",
+               "next_fire_at_utc", "updated_at", "deliveries", "transients", "reason",
+               "payload_bytes"});
 }
 
 Result<DumpOutput> tx(storage::Store& store, const DumpRequest& request) {
@@ -180,8 +185,8 @@ Result<DumpOutput> ready(storage::Store& store, const DumpRequest& request) {
 }
 
 Result<DumpOutput> dead(storage::Store& store, const DumpRequest& request) {
-  Rows rows({"tx_id", "attempt", "key", "deliveries", "buried_at", "buried_at_utc",
-             "payload_bytes", "failures"});
+  Rows rows({"tx_id", "attempt", "key", "deliveries", "buried_at", "buried_at_utc", "payload_bytes",
+             "failures"});
   TARDE_RETURN_IF_ERROR(store.scan_dead(request.argument, [&](const storage::DeadLetter& l) {
     std::string failures;
     for (const auto& f : l.failures) {
@@ -211,8 +216,8 @@ Result<DumpOutput> check(storage::Store& store, const DumpRequest& request) {
   } else {
     std::string lines;
     for (const auto& v : sweep.violations) lines += "violation: " + v.text + "\n";
-    out.text = lines + "checked " + std::to_string(sweep.transactions) + " transactions: " +
-               std::to_string(sweep.violations.size()) + " violations\n";
+    out.text = lines + "checked " + std::to_string(sweep.transactions) +
+               " transactions: " + std::to_string(sweep.violations.size()) + " violations\n";
   }
   return out;
 }
@@ -222,8 +227,8 @@ Result<DumpOutput> check(storage::Store& store, const DumpRequest& request) {
 Result<DumpOutput> run_dump(storage::Store& store, const DumpRequest& request) {
   using Runner = Result<DumpOutput> (*)(storage::Store&, const DumpRequest&);
   static const std::map<std::string, Runner> commands = {
-      {"summary", summary}, {"tx", tx},       {"list", list},   {"due", due},
-      {"ready", ready},     {"dead", dead},   {"check", check},
+      {"summary", summary}, {"tx", tx},     {"list", list},   {"due", due},
+      {"ready", ready},     {"dead", dead}, {"check", check},
   };
   auto it = commands.find(request.command);
   if (it == commands.end()) {

@@ -136,17 +136,18 @@ tarde::Status fill(const FillOptions& options) {
     args.tx_id = options.prefix + std::to_string(options.start + i);
     args.payload = payload;
     if (!options.ready) {
-      const int64_t spread = options.spread_ms == 0
-                                 ? 0
-                                 : static_cast<int64_t>(i * static_cast<uint64_t>(options.spread_ms) /
-                                                        options.count);
+      const int64_t spread =
+          options.spread_ms == 0
+              ? 0
+              : static_cast<int64_t>(i * static_cast<uint64_t>(options.spread_ms) / options.count);
       args.delay_ms = std::max<int64_t>(0, base_delay_ms + spread);
     }
     auto reply = engine.enqueue(args);
     if (!reply.is_ok()) return reply.status();
     if ((i + 1) % kTransitionsPerWrite == 0) TARDE_RETURN_IF_ERROR(commit(staged, durable));
     if ((i + 1) % 1'000'000 == 0) {
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       std::fprintf(stderr, "tarde-fill: %llu written in %.1f s\n",
                    static_cast<unsigned long long>(i + 1), s);
     }
