@@ -21,10 +21,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// Random kills come this long after a (re)start: short enough for many kills
-// per minute, long enough for whole lifecycles to run in between.
-constexpr int64_t kLifeMinMs = 150;
-constexpr int64_t kLifeMaxMs = 1500;
 // An armed life gets at least this long to reach its crash point before it
 // is killed at random after all.
 constexpr int64_t kArmedLifeMs = 3000;
@@ -34,8 +30,6 @@ constexpr int64_t kArmedLifeMs = 3000;
 // kArmedLifeMs after the restart. The life still ends as soon as the point
 // is reached.
 constexpr int64_t kPagingLifeMs = 20000;
-constexpr auto kProgressEvery = std::chrono::seconds(2);
-constexpr auto kDrainLimit = std::chrono::seconds(60);
 constexpr int kStartAttempts = 3;
 // More due entries than one page of the server's wheel (DueTimers'
 // page_limit, 4096), so that a restart must page the rest in.

@@ -28,12 +28,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// As the server campaign's lives: long enough for whole lifecycles, short
-// enough for many kills per minute.
-constexpr int64_t kLifeMinMs = 150;
-constexpr int64_t kLifeMaxMs = 1500;
-constexpr auto kProgressEvery = std::chrono::seconds(2);
-constexpr auto kDrainLimit = std::chrono::seconds(60);
 // Client numbers of the embedding program's threads start here, clear of
 // the drain's workload (0..63) and responder (1000).
 constexpr int kFirstClient = 2000;
