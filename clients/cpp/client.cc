@@ -1,5 +1,5 @@
 // The client half of the wire protocol: the connection, pipelining and the
-// typed commands. The reply parsers are in client_replies.cc.
+// typed commands. The reply parsers are in replies.cc.
 #include "clients/cpp/client.h"
 
 #include <array>
