@@ -193,6 +193,29 @@ TEST_CASE("crash checks: a redelivery before the answer is at-least-once, not a 
   CHECK(report.violations.empty());
 }
 
+TEST_CASE("crash checks: attempt 1 handed out again after a TRANSIENT answer is no violation") {
+  History h = clean_history();
+  // TRANSIENT does not spend the attempt: attempt 1 is scheduled again and
+  // goes out a second time with the same key.
+  TxLog& log = h.log();
+  log.ops[2] = replied(OpKind::kRespond, 1, "TRANSIENT", 30,
+                       summary(ReplyKind::kOk, "SCHEDULED", 1, 1, kFireAt));
+  log.ops[3] = replied(OpKind::kSent, 1, "", 510, summary(ReplyKind::kOk, "IN_FLIGHT", 1, 0));
+  log.ops[4] =
+      replied(OpKind::kRespond, 1, "SUCCESS", 520, summary(ReplyKind::kOk, "SUCCEEDED", 1, 0));
+  log.hand_outs[1] = hand_out(1, 505, 506);
+  FinalTx& final = h.final();
+  final.info.attempt = 1;
+  final.history[2].next_attempt = 1;
+  final.history[3].next_attempt = 1;
+  final.history[4].attempt = 1;
+  final.history[5].attempt = 1;
+  const CheckReport report = h.check();
+  INFO(listed(report));
+  CHECK(report.violations.empty());
+  CHECK(report.checks > 10);
+}
+
 TEST_CASE("crash checks: early fire, a retry handed out before its next_fire_at") {
   History h = clean_history();
   h.log().hand_outs[1] = hand_out(2, 494, 495);
