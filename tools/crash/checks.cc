@@ -50,6 +50,20 @@ bool match_event(const Op& op, const std::vector<client::TxEvent>& history,
   return false;
 }
 
+// Whether a reply the clients had received before `before_us` shows that
+// attempt `attempt` was answered for good: the transaction was terminal, or a
+// later attempt had gone out or been scheduled. (IN_FLIGHT `attempt` is not
+// enough: a TRANSIENT answer schedules the same attempt again.)
+const Op* answered_before(uint32_t attempt, int64_t before_us, const TxLog& log) {
+  for (const Op& seen : log.ops) {
+    if (seen.outcome != OpOutcome::kReplied || seen.recv_us >= before_us) continue;
+    const client::Summary& s = seen.summary;
+    if (s.status == client::ReplyKind::kNotFound) continue;
+    if (is_terminal(s.state) || s.attempt > attempt || s.next_attempt > attempt) return &seen;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::string describe(const Op& op) {
@@ -152,7 +166,19 @@ void check_kept(const std::string& id, const TxLog& log, const FinalTx& final,
 void check_attempts(const std::string& id, const TxLog& log, const FinalTx& final,
                     CheckReport& report) {
   std::set<uint32_t> out;
-  for (const HandOut& h : log.hand_outs) out.insert(h.attempt);
+  for (const HandOut& h : log.hand_outs) {
+    out.insert(h.attempt);
+    // At-least-once allows an attempt to go out again only while it waits on
+    // its answer; a RESERVE written after the clients saw it answered must
+    // not get it. (Added with tests/tools/crash_checks_test.cc: before, no
+    // check looked at a duplicate hand-out at all.)
+    report.checks += 1;
+    if (const Op* answered = answered_before(h.attempt, h.reserve_send_us, log)) {
+      add(report, "G2", id,
+          "attempt " + std::to_string(h.attempt) + " was handed out again at " +
+              std::to_string(h.recv_us / 1000) + " to a RESERVE sent after " + describe(*answered));
+    }
+  }
   if (log.plan->sent && final.found) out.insert(1);
   const uint32_t max_attempts = final.found ? final.info.max_attempts : log.plan->max_attempts;
   for (const uint32_t attempt : out) {
