@@ -80,13 +80,14 @@ std::string stats_name_of(const std::string& pattern, const LabelValues& labels)
 
 void Counter::add(const LabelValues& labels, uint64_t n) {
   total_ += n;
+  if (labels.empty()) return;
   auto it = by_labels_.find(labels);
   if (it != by_labels_.end()) {
     it->second += n;
     return;
   }
   // One set is kept free for "other", so the page never exceeds the bound.
-  if (by_labels_.size() + 1 >= label_sets_max_ && !labels.empty()) {
+  if (by_labels_.size() + 1 >= label_sets_max_) {
     by_labels_[LabelValues(labels.size(), "other")] += n;
     return;
   }
@@ -95,9 +96,7 @@ void Counter::add(const LabelValues& labels, uint64_t n) {
 
 void Counter::sample(FigureSamples& out) const {
   out.total(static_cast<double>(total_));
-  for (const auto& [labels, n] : by_labels_) {
-    if (!labels.empty()) out.add(labels, static_cast<double>(n));
-  }
+  for (const auto& [labels, n] : by_labels_) out.add(labels, static_cast<double>(n));
 }
 
 HistogramFigure::HistogramFigure(std::vector<double> upper_bounds)

@@ -289,8 +289,17 @@ void Campaign::summary(const CheckReport& report, double took_s) {
               u(counts.answers), u(report.late_messages), u(report.late_refused_stale));
   std::printf("  requests pending at a death: %llu, ERR replies: %llu\n", u(counts.pending),
               u(counts.errors));
+  print_summary_end(counts, report,
+                    {options_.seed, figures_.kills(), figures_.restarts, figures_.dump_checks});
+}
+
+}  // namespace
+
+void print_summary_end(const RecordCounts& counts, const CheckReport& report,
+                       const SummaryEnd& end) {
+  auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
   std::printf("  checks run: %llu (+ %llu tarde-dump checks)\n", u(report.checks),
-              u(figures_.dump_checks));
+              u(end.dump_checks));
   std::printf("  violations: %zu\n", report.violations.size());
   for (const Violation& v : report.violations) {
     std::printf("    %s %s: %s\n", v.guarantee.c_str(), v.tx_id.empty() ? "-" : v.tx_id.c_str(),
@@ -299,13 +308,10 @@ void Campaign::summary(const CheckReport& report, double took_s) {
   std::printf(
       "tarde-crash: seed %llu kills %llu restarts %llu transactions %llu requests %llu "
       "answers %llu checks %llu violations %zu\n",
-      u(options_.seed), u(figures_.kills()), u(figures_.restarts), u(counts.transactions),
-      u(counts.hand_outs), u(counts.answers), u(report.checks + figures_.dump_checks),
-      report.violations.size());
+      u(end.seed), u(end.kills), u(end.restarts), u(counts.transactions), u(counts.hand_outs),
+      u(counts.answers), u(report.checks + end.dump_checks), report.violations.size());
   std::fflush(stdout);
 }
-
-}  // namespace
 
 uint64_t CampaignFigures::kills() const {
   uint64_t total = kills_random;

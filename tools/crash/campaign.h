@@ -36,6 +36,18 @@ struct CampaignFigures {
   uint64_t kills() const;
 };
 
+// What both campaigns' summaries end with: the checks run, every violation,
+// and the one line that tests and scripts read ("tarde-crash: seed ...
+// violations N"). Flushes stdout.
+struct SummaryEnd {
+  uint64_t seed = 0;
+  uint64_t kills = 0;
+  uint64_t restarts = 0;
+  uint64_t dump_checks = 0;
+};
+void print_summary_end(const RecordCounts& counts, const CheckReport& report,
+                       const SummaryEnd& end);
+
 // Runs one campaign as the options say: start the server, drive the
 // workload, kill and restart until the duration or kill count is reached,
 // drain, check. Prints the seed, progress lines and the summary on stdout.

@@ -248,18 +248,8 @@ int run_embedded_campaign(const CampaignOptions& options) {
               u(counts.answers), u(report.late_messages), u(report.late_refused_stale));
   std::printf("  calls pending at a death: %llu, errors: %llu\n", u(counts.pending),
               u(counts.errors));
-  std::printf("  checks run: %llu (+ %llu tarde-dump checks)\n", u(report.checks), u(dump_checks));
-  std::printf("  violations: %zu\n", report.violations.size());
-  for (const Violation& v : report.violations) {
-    std::printf("    %s %s: %s\n", v.guarantee.c_str(), v.tx_id.empty() ? "-" : v.tx_id.c_str(),
-                v.text.c_str());
-  }
-  std::printf(
-      "tarde-crash: seed %llu kills %llu restarts %llu transactions %llu requests %llu "
-      "answers %llu checks %llu violations %zu\n",
-      u(options.seed), u(all_kills()), u(all_kills()), u(counts.transactions), u(counts.hand_outs),
-      u(counts.answers), u(report.checks + dump_checks), report.violations.size());
-  std::fflush(stdout);
+  // Every death is followed by a restart of the embedding program.
+  print_summary_end(counts, report, {options.seed, all_kills(), all_kills(), dump_checks});
   const bool keep = options.keep || !report.violations.empty();
   if (!work_dir.empty() && !keep) {
     std::error_code ec;
