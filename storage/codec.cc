@@ -22,7 +22,7 @@ CEREAL_CLASS_VERSION(tarde::storage::EventRecord, tarde::storage::kClassVersion)
 CEREAL_CLASS_VERSION(tarde::storage::DueValue, tarde::storage::kClassVersion);
 CEREAL_CLASS_VERSION(tarde::storage::ReadyValue, tarde::storage::kClassVersion);
 CEREAL_CLASS_VERSION(tarde::storage::DeadLetter, tarde::storage::kClassVersion);
-CEREAL_CLASS_VERSION(tarde::storage::QueueConfig, tarde::storage::kClassVersion);
+CEREAL_CLASS_VERSION(tarde::storage::QueueConfig, tarde::storage::kQueueConfigVersion);
 
 namespace tarde::storage {
 namespace {
@@ -272,10 +272,13 @@ void serialize(Archive& ar, DeadLetter& d, const std::uint32_t version) {
 
 template <class Archive>
 void serialize(Archive& ar, QueueConfig& c, const std::uint32_t version) {
-  check_version("QueueConfig", version);
+  if (version != kQueueConfigVersion) check_version("QueueConfig", version);
   ar(c.policy, c.lease_ms, c.max_deliveries, c.rate, c.response_timeout_ms);
   flag(ar, c.breaker);
   ar(c.retention_ms);
+  if (version < kQueueConfigVersion) return;  // version 1 ends here
+  ar(c.history_max, c.stuck_after_ms);
+  flag(ar, c.paused);
 }
 
 Status validate(const TxRecord& record) {

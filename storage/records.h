@@ -146,6 +146,10 @@ struct QueueConfig {
   int64_t response_timeout_ms = 0;  // 0 = none
   bool breaker = true;
   int64_t retention_ms = 7LL * 24 * 3600 * 1000;
+  // Class version 2 from here on; a version 1 value reads as these defaults.
+  uint32_t history_max = 1000;             // events kept per transaction
+  int64_t stuck_after_ms = 3600LL * 1000;  // the reconciler reports older work; 0 = never
+  bool paused = false;                     // set by PAUSE / RESUME, not by CONFIG
 
   bool operator==(const QueueConfig&) const = default;
 };

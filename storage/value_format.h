@@ -16,6 +16,11 @@ inline constexpr uint8_t kValueFormat = 1;
 // value before the type's first fields (cereal's CEREAL_CLASS_VERSION).
 inline constexpr uint32_t kClassVersion = 1;
 
+// QueueConfig's class version: 2 added history_max, stuck_after_ms and
+// paused. Version 1 values are still read (the new fields take their
+// defaults).
+inline constexpr uint32_t kQueueConfigVersion = 2;
+
 // The byte cereal's portable binary archive writes first: 1 when the writer
 // was little-endian. Values written here always carry it; the hand coder
 // reads only this form and leaves any other to cereal.

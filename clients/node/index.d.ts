@@ -108,6 +108,10 @@ export interface QueueConfig {
   responseTimeout: number;
   breaker: number;
   retention: number;
+  historyMax: number;
+  stuckAfter: number;
+  /** 1 while the queue is paused (set by PAUSE/RESUME only). */
+  paused: number;
   [setting: string]: number | string;
 }
 
@@ -129,6 +133,8 @@ export interface QueueSettings {
   responseTimeout?: Duration;
   breaker?: boolean | 0 | 1;
   retention?: Duration;
+  historyMax?: number;
+  stuckAfter?: Duration;
   [setting: string]: number | string | boolean | undefined;
 }
 

@@ -12,6 +12,7 @@ constexpr uint64_t kMaxAttempts = 1000;
 constexpr uint64_t kMaxDeliveries = 1000;
 constexpr uint64_t kMaxTransient = 1000;
 constexpr double kMaxRate = 10'000'000;
+constexpr uint64_t kHistoryMax = 1'000'000;
 
 template <typename T>
 std::optional<ArgError> set(Result<T> parsed, T* field) {
@@ -70,6 +71,8 @@ std::optional<ArgError> apply_one(std::string_view name, std::string_view value,
     return set(parse_duration_ms(value, name), &c->response_timeout_ms);
   if (name == "breaker") return set(parse_bool01(value, name), &c->breaker);
   if (name == "retention") return set(parse_duration_ms(value, name), &c->retention_ms);
+  if (name == "history_max") return set_count(name, value, 2, kHistoryMax, &c->history_max);
+  if (name == "stuck_after") return set(parse_duration_ms(value, name), &c->stuck_after_ms);
   return ArgError{ErrorCode::kBadArgument, "unknown setting '" + std::string(name) + "'"};
 }
 
@@ -82,7 +85,8 @@ const std::vector<std::string_view> kConfigNames = {"max_attempts",   "base",
                                                     "transient_cap",  "max_transient",
                                                     "lease",          "max_deliveries",
                                                     "rate",           "response_timeout",
-                                                    "breaker",        "retention"};
+                                                    "breaker",        "retention",
+                                                    "history_max",    "stuck_after"};
 
 std::optional<ArgError> apply_config_options(
     const std::vector<std::pair<std::string_view, std::string_view>>& options,
@@ -114,6 +118,9 @@ std::vector<std::pair<std::string, std::string>> config_values(const storage::Qu
       {"response_timeout", format_duration_ms(c.response_timeout_ms)},
       {"breaker", c.breaker ? "1" : "0"},
       {"retention", format_duration_ms(c.retention_ms)},
+      {"history_max", std::to_string(c.history_max)},
+      {"stuck_after", format_duration_ms(c.stuck_after_ms)},
+      {"paused", c.paused ? "1" : "0"},
   };
 }
 

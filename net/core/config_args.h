@@ -21,7 +21,8 @@ std::optional<ArgError> apply_config_options(
     storage::QueueConfig* config);
 
 // Every setting of `config` as CONFIG's name=value pairs, in kConfigNames'
-// order, with values in their wire form ("2h", "1.6", "1").
+// order, then `paused` (shown, but set only by PAUSE and RESUME), with
+// values in their wire form ("2h", "1.6", "1").
 std::vector<std::pair<std::string, std::string>> config_values(const storage::QueueConfig& config);
 
 }  // namespace tarde::net

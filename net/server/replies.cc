@@ -1,5 +1,6 @@
 #include "net/server/replies.h"
 
+#include "net/core/config_args.h"
 #include "net/wire/tokens.h"
 
 namespace tarde::net {
@@ -106,20 +107,9 @@ std::string letters_reply(const std::vector<storage::DeadLetter>& letters) {
 }
 
 std::string config_reply(std::string_view queue, const storage::QueueConfig& c) {
-  const storage::RetryPolicy& p = c.policy;
-  return "CONFIG " + std::string(queue) + " max_attempts=" + std::to_string(p.max_attempts) +
-         " base=" + format_duration_ms(p.base_ms) + " factor=" + format_decimal(p.factor) +
-         " cap=" + format_duration_ms(p.cap_ms) + " jitter=" + format_decimal(p.jitter) +
-         " strict_cap=" + (p.strict_cap ? "1" : "0") +
-         " transient_base=" + format_duration_ms(p.transient_base_ms) +
-         " transient_factor=" + format_decimal(p.transient_factor) +
-         " transient_cap=" + format_duration_ms(p.transient_cap_ms) +
-         " max_transient=" + std::to_string(p.max_transient) +
-         " lease=" + format_duration_ms(c.lease_ms) +
-         " max_deliveries=" + std::to_string(c.max_deliveries) + " rate=" + format_decimal(c.rate) +
-         " response_timeout=" + format_duration_ms(c.response_timeout_ms) +
-         " breaker=" + (c.breaker ? "1" : "0") +
-         " retention=" + format_duration_ms(c.retention_ms) + "\r\n";
+  std::string out = "CONFIG " + std::string(queue);
+  for (const auto& [name, value] : config_values(c)) out += ' ' + name + '=' + value;
+  return out + "\r\n";
 }
 
 std::string stats_reply(const std::vector<std::pair<std::string, std::string>>& figures) {

@@ -545,29 +545,38 @@ TEST_CASE("CONFIG gets and sets every setting, persists them across a restart") 
     CHECK(c.command("CONFIG q") ==
           "CONFIG q max_attempts=4 base=2h factor=2 cap=1d jitter=0.1 strict_cap=0 "
           "transient_base=1s transient_factor=1.6 transient_cap=2m max_transient=10 lease=30s "
-          "max_deliveries=5 rate=0 response_timeout=0ms breaker=1 retention=7d");
+          "max_deliveries=5 rate=0 response_timeout=0ms breaker=1 retention=7d "
+          "history_max=1000 stuck_after=1h paused=0");
     const std::string set =
         "CONFIG q max_attempts=6 base=90m factor=1.5 cap=2d jitter=0.25 strict_cap=1 "
         "transient_base=500ms transient_factor=3 transient_cap=1m max_transient=4 lease=5s "
-        "max_deliveries=3 rate=12.5 response_timeout=45s breaker=0 retention=1d";
-    CHECK(c.command(set) == set);
+        "max_deliveries=3 rate=12.5 response_timeout=45s breaker=0 retention=1d history_max=20 "
+        "stuck_after=90s";
+    CHECK(c.command(set) == set + " paused=0");
     // Settings may come in any order and only the named ones change.
     CHECK(c.command("CONFIG q lease=6000ms max_deliveries=9") ==
           "CONFIG q max_attempts=6 base=90m factor=1.5 cap=2d jitter=0.25 strict_cap=1 "
           "transient_base=500ms transient_factor=3 transient_cap=1m max_transient=4 lease=6s "
-          "max_deliveries=9 rate=12.5 response_timeout=45s breaker=0 retention=1d");
+          "max_deliveries=9 rate=12.5 response_timeout=45s breaker=0 retention=1d "
+          "history_max=20 stuck_after=90s paused=0");
     // A bad setting changes nothing.
     CHECK(starts_with(c.command("CONFIG q max_deliveries=4 bogus=1"), "ERR BAD_ARGUMENT "));
     CHECK(starts_with(c.command("CONFIG q max_deliveries=4 lease=0"), "ERR BAD_ARGUMENT "));
     CHECK(starts_with(c.command("CONFIG q max_deliveries=0"), "ERR BAD_ARGUMENT "));
     CHECK(starts_with(c.command("CONFIG q jitter=1.5"), "ERR BAD_ARGUMENT "));
     CHECK(starts_with(c.command("CONFIG q breaker=2"), "ERR BAD_ARGUMENT "));
+    CHECK(starts_with(c.command("CONFIG q history_max=1"), "ERR BAD_ARGUMENT "));
+    CHECK(starts_with(c.command("CONFIG q history_max=1000001"), "ERR BAD_ARGUMENT "));
+    CHECK(starts_with(c.command("CONFIG q stuck_after=soon"), "ERR BAD_ARGUMENT "));
+    // paused is shown but only PAUSE and RESUME change it.
+    CHECK(starts_with(c.command("CONFIG q paused=1"), "ERR BAD_ARGUMENT "));
     CHECK(starts_with(c.command("CONFIG bad/queue"), "ERR BAD_ARGUMENT "));
     CHECK(starts_with(c.command("CONFIG"), "ERR BAD_COMMAND "));
     CHECK(c.command("CONFIG other") ==
           "CONFIG other max_attempts=4 base=2h factor=2 cap=1d jitter=0.1 strict_cap=0 "
           "transient_base=1s transient_factor=1.6 transient_cap=2m max_transient=10 lease=30s "
-          "max_deliveries=5 rate=0 response_timeout=0ms breaker=1 retention=7d");
+          "max_deliveries=5 rate=0 response_timeout=0ms breaker=1 retention=7d "
+          "history_max=1000 stuck_after=1h paused=0");
   }
   server.kill(SIGKILL);
   server.wait_exit();
@@ -576,7 +585,8 @@ TEST_CASE("CONFIG gets and sets every setting, persists them across a restart") 
   CHECK(c.command("CONFIG q") ==
         "CONFIG q max_attempts=6 base=90m factor=1.5 cap=2d jitter=0.25 strict_cap=1 "
         "transient_base=500ms transient_factor=3 transient_cap=1m max_transient=4 lease=6s "
-        "max_deliveries=9 rate=12.5 response_timeout=45s breaker=0 retention=1d");
+        "max_deliveries=9 rate=12.5 response_timeout=45s breaker=0 retention=1d "
+        "history_max=20 stuck_after=90s paused=0");
 }
 
 TEST_CASE("STATS replies STATS n then every required name with its figure") {

@@ -122,6 +122,9 @@ TEST_CASE("codec: every record type round trips") {
   config.response_timeout_ms = 60000;
   config.breaker = false;
   config.retention_ms = 3600000;
+  config.history_max = 50;
+  config.stuck_after_ms = 120000;
+  config.paused = true;
   Result<QueueConfig> config_back = decode_queue_config(encode_queue_config(config));
   REQUIRE(config_back.is_ok());
   CHECK(config_back.value() == config);
@@ -311,9 +314,51 @@ TEST_CASE("codec: out-of-range enums and bools are corruption") {
 
   QueueConfig config;
   std::string config_bytes = encode_queue_config(config);
-  // The breaker flag sits 8 (retention_ms) + 1 bytes from the end.
-  config_bytes[config_bytes.size() - 9] = 2;
+  // The breaker flag sits 1 (paused) + 8 (stuck_after_ms) + 4 (history_max)
+  // + 8 (retention_ms) + 1 bytes from the end.
+  config_bytes[config_bytes.size() - 22] = 2;
   CHECK(decode_queue_config(config_bytes).status().code() == Status::Code::kCorruption);
+  std::string bad_paused = encode_queue_config(config);
+  bad_paused.back() = 2;
+  CHECK(decode_queue_config(bad_paused).status().code() == Status::Code::kCorruption);
+}
+
+TEST_CASE("codec: QueueConfig version 2 appends history_max, stuck_after_ms and paused") {
+  QueueConfig config;
+  config.history_max = 0x01020304;
+  config.stuck_after_ms = 0x0a0b0c0d;
+  config.paused = true;
+  const std::string bytes = encode_queue_config(config);
+  // format byte, little-endian flag, class version 2.
+  CHECK(bytes.substr(0, 6) == std::string("\x01\x01\x02\x00\x00\x00", 6));
+  CHECK(bytes.substr(bytes.size() - 13) == std::string("\x04\x03\x02\x01"
+                                                       "\x0d\x0c\x0b\x0a\x00\x00\x00\x00"
+                                                       "\x01",
+                                                       13));
+
+  // A version 1 value (what stores of format 1 hold) is the same bytes with
+  // class version 1 and without the last 13: it reads with the new fields at
+  // their defaults.
+  QueueConfig old = config;
+  old.lease_ms = 777;
+  std::string v1 = encode_queue_config(old);
+  v1[2] = 1;
+  v1.resize(v1.size() - 13);
+  Result<QueueConfig> read = decode_queue_config(v1);
+  REQUIRE(read.is_ok());
+  CHECK(read.value().lease_ms == 777);
+  CHECK(read.value().history_max == QueueConfig{}.history_max);
+  CHECK(read.value().stuck_after_ms == QueueConfig{}.stuck_after_ms);
+  CHECK_FALSE(read.value().paused);
+
+  // Version 1 with the version 2 tail left on is bytes left over: corrupt.
+  std::string v1_long = encode_queue_config(old);
+  v1_long[2] = 1;
+  CHECK(decode_queue_config(v1_long).status().code() == Status::Code::kCorruption);
+  // An unknown version is corrupt.
+  std::string v3 = encode_queue_config(old);
+  v3[2] = 3;
+  CHECK(decode_queue_config(v3).status().code() == Status::Code::kCorruption);
 }
 
 TEST_CASE("codec: a huge length prefix fails without a huge allocation") {

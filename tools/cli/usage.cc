@@ -40,7 +40,7 @@ Commands:
                      (max_attempts base factor cap jitter strict_cap
                      transient_base transient_factor transient_cap
                      max_transient lease max_deliveries rate response_timeout
-                     breaker retention)
+                     breaker retention history_max stuck_after)
   stats              server figures
   ping               check the server answers
   shell              interactive mode (see below)

@@ -168,6 +168,8 @@ const CONFIG_SETTINGS = {
   response_timeout: formatDuration,
   breaker: formatBool,
   retention: formatDuration,
+  history_max: formatWholeOption,
+  stuck_after: formatDuration,
 };
 
 function enqueueOptionTokens(options) {

@@ -219,8 +219,11 @@ test('CONFIG: read, set (camelCase or snake_case names), durations in ms', { tim
     maxAttempts: 4, base: 7200000, factor: 2, cap: 86400000, jitter: 0.1, strictCap: 0,
     transientBase: 1000, transientFactor: 1.6, transientCap: 120000, maxTransient: 10,
     lease: 30000, maxDeliveries: 5, rate: 0, responseTimeout: 0, breaker: 1, retention: 604800000,
+    historyMax: 1000, stuckAfter: 3600000, paused: 0,
   });
-  const set = await c.config('cfg', { transientBase: '50ms', transient_cap: 200, base: '5s', jitter: 0, breaker: false });
+  const set = await c.config('cfg', { transientBase: '50ms', transient_cap: 200, base: '5s', jitter: 0, breaker: false, historyMax: 50, stuck_after: '2m' });
+  assert.equal(set.historyMax, 50);
+  assert.equal(set.stuckAfter, 120000);
   assert.equal(set.transientBase, 50);
   assert.equal(set.transientCap, 200);
   assert.equal(set.base, 5000);

@@ -184,6 +184,8 @@ _SETTING_KINDS: Dict[str, Tuple[str, float, float]] = {
     "response_timeout": ("dur", 0, 0),
     "breaker": ("flag", 0, 0),
     "retention": ("dur", 0, 0),
+    "history_max": ("int", 2, 1000000),
+    "stuck_after": ("dur", 0, 0),
     "deadline": ("dur", 0, 0),
     "sent": ("flag", 0, 0),
     "delay": ("dur", 0, 0),

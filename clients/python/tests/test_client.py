@@ -214,10 +214,16 @@ class CommandsTest(ServerTestCase):
         self.assertEqual(settings["max_attempts"], "4")
         self.assertEqual(settings["base"], "2h")
         self.assertIn("retention", settings)
-        changed = self.c.config(self.q, base=0.05, transient_cap="200ms", lease=90, jitter=0, breaker=False, rate=50, max_deliveries=3)
+        self.assertEqual((settings["history_max"], settings["stuck_after"], settings["paused"]), ("1000", "1h", "0"))
+        changed = self.c.config(
+            self.q, base=0.05, transient_cap="200ms", lease=90, jitter=0, breaker=False, rate=50, max_deliveries=3,
+            history_max=20, stuck_after=120,
+        )
         self.assertEqual(
-            {k: changed[k] for k in ("base", "transient_cap", "lease", "jitter", "breaker", "rate", "max_deliveries")},
-            {"base": "50ms", "transient_cap": "200ms", "lease": "90s", "jitter": "0", "breaker": "0", "rate": "50", "max_deliveries": "3"},
+            {k: changed[k] for k in ("base", "transient_cap", "lease", "jitter", "breaker", "rate", "max_deliveries",
+                                     "history_max", "stuck_after")},
+            {"base": "50ms", "transient_cap": "200ms", "lease": "90s", "jitter": "0", "breaker": "0", "rate": "50",
+             "max_deliveries": "3", "history_max": "20", "stuck_after": "2m"},
         )
         self.assertEqual(self.c.config(self.q), changed)
 
