@@ -77,7 +77,7 @@ class Campaign {
   CampaignFigures figures_;
   std::vector<Violation> violations_;  // dump checks and unexpected exits
   std::optional<std::string> armed_;   // the crash point of the running life
-  bool burst_done_ = false;
+  uint64_t bursts_ = 0;
   bool started_once_ = false;
   Clock::time_point started_;
   Clock::time_point last_progress_;
@@ -135,9 +135,12 @@ std::optional<std::string> Campaign::choose_arm() {
   const double arm_share = options_.crash_points.size() == 1 ? 1.0 : 0.5;
   if (std::uniform_real_distribution<double>(0, 1)(rng_) >= arm_share) return std::nullopt;
   const std::string point = options_.crash_points[rng_() % options_.crash_points.size()];
-  // The burst that wheel.after_page needs is enqueued once, in a life that
-  // will not die at a crash point of its own half-way through.
-  if (point == "wheel.after_page" && (burst_done_ || armed_)) return std::nullopt;
+  // The burst that wheel.after_page needs is enqueued in a life that will
+  // not die at a crash point of its own half-way through, at most
+  // --bursts times.
+  if (point == "wheel.after_page" && (bursts_ >= options_.bursts_max || armed_)) {
+    return std::nullopt;
+  }
   const uint64_t count = 1 + rng_() % count_limit(point);
   return point + ":" + std::to_string(count);
 }
@@ -157,10 +160,12 @@ void Campaign::live_one_life() {
   }
   if (next_arm && next_arm->rfind("wheel.after_page", 0) == 0) {
     // The next start must page in more due entries than fit in one page.
-    Status status = enqueue_burst(endpoint_.port.load(), recorder_, options_.seed,
-                                  kBurstTransactions, &figures_.burst_transactions);
+    uint64_t planned = 0;
+    Status status = enqueue_burst(endpoint_.port.load(), recorder_, options_.seed, bursts_,
+                                  kBurstTransactions, &planned);
+    figures_.burst_transactions += planned;
     note("burst of delayed ENQUEUEs: " + (status.is_ok() ? std::string("ok") : status.to_string()));
-    burst_done_ = true;
+    bursts_ += 1;
     life_ms = 0;
   }
   const Clock::time_point born = Clock::now();

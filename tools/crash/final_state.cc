@@ -94,13 +94,13 @@ Status configure_queue(uint16_t port) {
   return config.is_ok() ? Status::ok() : config.status();
 }
 
-Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t count,
-                     uint64_t* planned) {
+Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t burst,
+                     uint64_t count, uint64_t* planned) {
   *planned = 0;
   auto connected = connect(port);
   if (!connected.is_ok()) return connected.status();
   client::Client& client = *connected.value();
-  std::mt19937_64 rng(seed ^ 0xb0b5ULL);
+  std::mt19937_64 rng(seed ^ 0xb0b5ULL ^ (burst << 20));
   std::vector<Op> sent;
   const int64_t started_us = wall_us();
   for (uint64_t done = 0; done < count;) {
@@ -119,7 +119,8 @@ Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t 
       // a sanitizer): the restart must find more than a page still due.
       plan.delay_ms = 1000 + static_cast<int64_t>(rng() % 1500) + rest_ms;
       plan.payload = "burst";
-      const std::string id = "burst-" + std::to_string(seed % 100'000) + "-" + std::to_string(done);
+      const std::string id = "burst-" + std::to_string(seed % 100'000) + "-" +
+                             std::to_string(burst) + "-" + std::to_string(done);
       recorder.plan(id, plan);
       *planned += 1;
       Op op;

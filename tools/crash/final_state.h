@@ -19,9 +19,10 @@ namespace tarde::crash {
 // due entries than one page of the server's wheel holds are on disk: a
 // restart then has to page them in (crash point wheel.after_page). Everything
 // is recorded like any producer's work; `*planned` counts the transactions
-// it recorded (some may be pending when it fails).
-[[nodiscard]] Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t count,
-                                   uint64_t* planned);
+// it recorded (some may be pending when it fails). `burst` numbers the
+// bursts of one campaign, so that each has tx ids of its own.
+[[nodiscard]] Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t burst,
+                                   uint64_t count, uint64_t* planned);
 
 // The drain's responder: every transaction still IN_FLIGHT gets RESPOND
 // SUCCESS (its answer was lost with a connection), while the workload's

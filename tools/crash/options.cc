@@ -68,6 +68,11 @@ void define_flags(CLI::App& app, CampaignOptions* o) {
   add_number_flag(app, "--transactions", "transactions to create over the run", &o->transactions, 1,
                   1'000'000)
       ->default_str(std::to_string(defaults.transactions));
+  add_number_flag(app, "--bursts",
+                  "at most N bursts of 4200 delayed ENQUEUEs, one before each start armed at "
+                  "wheel.after_page",
+                  &o->bursts_max, 0, 100'000)
+      ->default_str(std::to_string(defaults.bursts_max));
   add_parsed_flag(app, "--crash-points",
                   "all, none, or NAME,NAME,... armed at random restarts:\n" + point_list(),
                   &o->crash_points, parse_points)

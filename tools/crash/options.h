@@ -23,6 +23,9 @@ struct CampaignOptions {
   uint32_t clients = 4;
   // Transactions the producers create over the whole campaign.
   uint64_t transactions = 400;
+  // At most this many bursts of delayed ENQUEUEs (one before each start armed
+  // at wheel.after_page, which needs a full page of due entries on disk).
+  uint64_t bursts_max = 200;
   // Crash points the restarts may arm; empty means random SIGKILLs only.
   std::vector<std::string> crash_points;
   std::string data_dir;  // empty: a fresh temp dir
