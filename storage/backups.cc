@@ -203,6 +203,9 @@ Result<RestoreReport> restore_backup(const std::string& backup_dir, uint32_t id,
   if (ec) return Status::io_error("cannot create " + target + ": " + ec.message());
   rocksdb::IOStatus status =
       engine.value()->RestoreDBFromBackup(rocksdb::RestoreOptions(), id, target, target);
+  // RocksDB's copy threads may still be writing files of a failed restore
+  // (it returns at the first error); closing the engine waits for them.
+  engine.value().reset();
   if (!status.ok()) {
     // The target was empty or missing: what is there now is the failed copy.
     for (const auto& entry : std::filesystem::directory_iterator(target, ec)) {
