@@ -135,17 +135,11 @@ void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_fil
                  })
       ->type_name("text|json")
       ->default_str(defaults.log_json ? "json" : "text");
-  add_value_flag(app, "--backup-dir",
-                 "where BACKUP makes its backups (created if missing; RocksDB's\n"
-                 "BackupEngine layout; tarde-dump backups lists them; default:\n"
-                 "none, BACKUP is refused)",
-                 [o](const std::string& value) {
-                   if (value.empty()) {
-                     return Status::invalid_argument("--backup-dir expects a directory");
-                   }
-                   o->backup_dir = value;
-                   return Status::ok();
-                 })
+  add_text_flag(app, "--backup-dir",
+                "where BACKUP makes its backups (created if missing; RocksDB's\n"
+                "BackupEngine layout; tarde-dump backups lists them; default:\n"
+                "none, BACKUP is refused)",
+                &o->backup_dir)
       ->type_name("DIR");
   add_number_flag(app, "--backup-rate-limit",
                   "bytes per second a backup may copy, to spare the disks;\n"
