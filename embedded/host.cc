@@ -115,7 +115,9 @@ Result<std::unique_ptr<Host>> Host::open(const Options& options) {
     auto core = std::make_unique<net::Core>(*host->io_, host->figures_);
     opened = core->open(net::CoreOptions{.data_dir = options.data_dir,
                                          .sync = options.sync,
-                                         .retry_lead_ms = options.retry_lead.count()});
+                                         .retry_lead_ms = options.retry_lead.count(),
+                                         .backup_dir = {},  // no BACKUP in the embedded API
+                                         .backup_rate_limit_bytes_per_s = 0});
     if (!opened.is_ok()) {
       host->closed_ = true;
       return;

@@ -607,6 +607,17 @@ Status RocksKv::reopen() {
   return Status::ok();
 }
 
+Status RocksKv::with_db(const std::function<Status(rocksdb::DB& db)>& use) {
+  if (options_.read_only || !options_.secondary_path.empty()) {
+    return Status::invalid_argument("store " + dir_ + " is open read-only");
+  }
+  std::shared_lock<std::shared_mutex> lock(db_mutex_);
+  if (db_ == nullptr || read_only_stand_in_) {
+    return Status::io_error("store " + dir_ + " is not open for writing after a storage fault");
+  }
+  return use(*db_);
+}
+
 Status RocksKv::try_catch_up() {
   if (options_.secondary_path.empty()) {
     return Status::invalid_argument("try_catch_up: " + dir_ + " is not open as a secondary");

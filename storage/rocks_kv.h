@@ -125,6 +125,15 @@ class RocksKv final : public Kv {
   // destroyed before this RocksKv is closed.
   std::unique_ptr<Kv> snapshot();
 
+  // Runs `use` on the open database while holding it open: a reopen after a
+  // failed write waits until `use` returns. For storage/backups.cc, which
+  // hands the rocksdb::DB itself to RocksDB's BackupEngine; nothing outside
+  // storage/ can call it usefully (rocksdb::DB is only declared here). Any
+  // thread. invalid_argument on a read-only or secondary instance, io_error
+  // when the database could not be reopened after a fault; otherwise what
+  // `use` returns.
+  [[nodiscard]] Status with_db(const std::function<Status(rocksdb::DB& db)>& use);
+
   // Secondary only: replays what the primary has written since the last call
   // (TryCatchUpWithPrimary). invalid_argument on any other instance.
   [[nodiscard]] Status try_catch_up();

@@ -428,6 +428,13 @@ Result<ServerStats> Client::stats() {
   return parse_stats(reply.value());
 }
 
+Result<BackupMade> Client::backup() {
+  auto reply = typed_call(Line("BACKUP"));
+  if (!reply.is_ok()) return reply.status();
+  if (reply.value().kind != ReplyKind::kBackup) return bad_reply("reply", reply.value().head);
+  return parse_backup(reply.value().head);
+}
+
 Status Client::ping() { return expect_call(Line("PING"), ReplyKind::kPong); }
 
 Status Client::auth(std::string_view token) {

@@ -125,6 +125,12 @@ class Client {
       std::string_view queue,
       const std::vector<std::pair<std::string, std::string>>& settings = {});
   Result<ServerStats> stats();
+  // Makes a backup into the server's --backup-dir and returns once it is
+  // made and verified, which takes as long as copying what changed since the
+  // last backup: raise ClientOptions::timeout for a large store. The server's
+  // refusals are invalid_argument "NOT_CONFIGURED ..." (no --backup-dir),
+  // "BUSY ..." (one is running), "BACKUP_FAILED ...".
+  Result<BackupMade> backup();
   Status ping();
   Status auth(std::string_view token);
   // Sends QUIT, waits for BYE, and closes the connection.

@@ -7,7 +7,7 @@
 namespace tarde::client {
 namespace client_detail {
 
-constexpr std::array<std::pair<std::string_view, ReplyKind>, 17> kKinds = {{
+constexpr std::array<std::pair<std::string_view, ReplyKind>, 18> kKinds = {{
     {"CREATED", ReplyKind::kCreated},
     {"EXISTS", ReplyKind::kExists},
     {"OK", ReplyKind::kOk},
@@ -24,6 +24,7 @@ constexpr std::array<std::pair<std::string_view, ReplyKind>, 17> kKinds = {{
     {"STATS", ReplyKind::kStats},
     {"PONG", ReplyKind::kPong},
     {"BYE", ReplyKind::kBye},
+    {"BACKUP", ReplyKind::kBackup},
     {"ERR", ReplyKind::kErr},
 }};
 
@@ -214,6 +215,17 @@ Result<TxInfo> parse_tx_info(std::string_view line) {
   TARDE_RETURN_IF_ERROR(f.status("TX line"));
   for (const auto& [n, v] : f.pairs()) tx.fields.emplace_back(n, v);
   return tx;
+}
+
+Result<BackupMade> parse_backup(std::string_view line) {
+  Fields f(line, "BACKUP");
+  BackupMade made;
+  f.num("id", &made.id);
+  f.num("bytes", &made.bytes);
+  f.num("files", &made.files);
+  f.num("took_ms", &made.took_ms);
+  TARDE_RETURN_IF_ERROR(f.status("BACKUP reply"));
+  return made;
 }
 
 Result<TxEvent> parse_event(std::string_view line) {

@@ -34,6 +34,7 @@ enum class ReplyKind {
   kStats,
   kPong,
   kBye,
+  kBackup,
   kErr,
   kOther,  // a word this client does not know (a newer server)
 };
@@ -130,6 +131,15 @@ struct ServerStats {
   std::optional<uint64_t> number(std::string_view name) const;
 };
 
+// What BACKUP made: its id in the server's backup directory, its size in
+// bytes (shared files included), its files, and how long it took.
+struct BackupMade {
+  uint32_t id = 0;
+  uint64_t bytes = 0;
+  uint32_t files = 0;
+  int64_t took_ms = 0;
+};
+
 // The code of an `ERR` reply a typed call turned into a Status
 // ("BAD_ARGUMENT", "UNAUTHORIZED", ...), or empty for any other Status.
 std::string server_error_code(const Status& status);
@@ -143,6 +153,7 @@ Result<DeadLetterInfo> parse_letter(std::string_view line);
 Result<ReservedRequest> parse_request(const Reply& reply);  // Requires: kind kRequest
 Result<QueueSettings> parse_config(std::string_view line);
 Result<ServerStats> parse_stats(const Reply& reply);
+Result<BackupMade> parse_backup(std::string_view line);
 
 // Pieces the parsers and the connection share. Not part of the API.
 namespace client_detail {

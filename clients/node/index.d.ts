@@ -166,6 +166,14 @@ export interface ConnectOptions {
 }
 
 /** A raw reply frame, as `command()` resolves it. */
+/** What BACKUP made: its id, size in bytes (shared files included), files, and time taken. */
+export interface BackupMade {
+  id: number;
+  bytes: number;
+  files: number;
+  tookMs: number;
+}
+
 export interface Frame {
   line: string;
   tokens: string[];
@@ -207,6 +215,8 @@ export class Client extends EventEmitter {
   redrive(queue: string, txId: string): Promise<Result>;
   config(queue: string, settings?: QueueSettings): Promise<QueueConfig>;
   stats(): Promise<Record<string, number>>;
+  /** BACKUP into the server's --backup-dir; timeoutMs defaults to one hour. */
+  backup(options?: { timeoutMs?: number }): Promise<BackupMade>;
   ping(): Promise<'PONG'>;
   auth(token: string): Promise<'OK'>;
   /** Any command (upper-case verb, space-free args); ERR replies reject with TardeError. */

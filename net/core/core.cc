@@ -26,6 +26,7 @@ Core::Core(asio::io_context& io, Figures& figures)
       transition_log_(figures) {}
 
 Core::~Core() {
+  backups_.reset();    // abandons a backup in progress; it reads the store
   sweep_.reset();      // cancels a sweep in progress; it reads the store
   committer_.reset();  // finishes the commit in flight, if any
   engine_.reset();
@@ -68,6 +69,13 @@ Status Core::open(const CoreOptions& options) {
         on_sweep_done(status, std::move(sweep), took_ms);
       });
   sweep_->start();
+  if (!options.backup_dir.empty()) {
+    backups_ = std::make_unique<BackupRunner>(
+        io_, *durable_,
+        storage::BackupMaker::Options{
+            .backup_dir = options.backup_dir,
+            .rate_limit_bytes_per_s = options.backup_rate_limit_bytes_per_s});
+  }
   figures_.sampled({.name = "sweep_running",
                     .help = "1 while the background count and invariant sweep runs.",
                     .stats_name = "sweep_running"},
@@ -109,6 +117,29 @@ void Core::wait_for_commit(const std::shared_ptr<CommitWaiter>& waiter) {
 void Core::stop_timers() {
   stopping_ = true;
   timer_.cancel();  // and arm_timer arms no more while stopping
+  if (backups_) backups_->stop();
+  backup_waiting_.reset();
+}
+
+Status Core::start_backup(BackupRunner::Done done) {
+  if (!backups_) return Status::invalid_argument("no backup directory is configured");
+  if (stopping_) return Status::shutting_down("the server is stopping");
+  if (backups_->running() || backup_waiting_) return Status::busy("a backup is already running");
+  backup_after_seq_ = staged_->last_staged_seq();
+  backup_waiting_ = std::move(done);
+  start_waiting_backup();
+  return Status::ok();
+}
+
+// Starts the waiting backup once the groups staged before it are committed,
+// or dropped (a failed commit drops them; nothing is then in flight).
+void Core::start_waiting_backup() {
+  if (!backup_waiting_) return;
+  if (staged_->committed_seq() < backup_after_seq_ && !committer_->idle()) return;
+  BackupRunner::Done done = std::move(*backup_waiting_);
+  backup_waiting_.reset();
+  Status started = backups_->start(done);
+  if (!started.is_ok()) done(started);
 }
 
 void Core::on_commit(uint64_t seq, const Status& status) {
@@ -141,6 +172,7 @@ void Core::on_commit(uint64_t seq, const Status& status) {
     timers_after_commit_ = false;
     asio::post(io_, [this] { on_timer(); });
   }
+  start_waiting_backup();
   auto waiters = std::move(commit_waiters_);
   commit_waiters_.clear();
   for (auto& [raw, weak] : waiters) {

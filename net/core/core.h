@@ -18,6 +18,7 @@
 #include "engine/engine.h"
 #include "engine/random.h"
 #include "net/core/background_sweep.h"
+#include "net/core/backup_runner.h"
 #include "net/core/group_committer.h"
 #include "net/core/transition_log.h"
 #include "net/core/waiters.h"
@@ -33,6 +34,9 @@ struct CoreOptions {
   std::string data_dir;
   bool sync = true;  // fsync every group commit
   int64_t retry_lead_ms = 10;
+  // Where BACKUP puts its backups; empty: BACKUP is refused.
+  std::string backup_dir;
+  uint64_t backup_rate_limit_bytes_per_s = 0;  // 0: unlimited
 };
 
 // Core is what `tarde serve` and the embedded engine share: it opens a data
@@ -75,8 +79,16 @@ class Core {
   void forget_commit_waiter(CommitWaiter* waiter) { commit_waiters_.erase(waiter); }
   // Hands `waiter` the queue's next request when it has one.
   void park(const std::shared_ptr<ReserveWaiter>& waiter, const std::string& queue);
-  // Stops firing timers for good (a shutdown).
+  // Stops firing timers for good (a shutdown), and abandons a backup under way.
   void stop_timers();
+  // Whether a backup directory is configured.
+  bool backups_enabled() const { return backups_ != nullptr; }
+  // Makes a backup on the backup worker once every group staged so far is
+  // committed, so that it holds every change made before the call, not only
+  // every acknowledged one; `done` follows on the io thread. busy while one
+  // runs or waits to start; shutting_down once stopping; invalid_argument
+  // without a backup directory.
+  [[nodiscard]] Status start_backup(BackupRunner::Done done);
   // Nothing staged and nothing being committed.
   bool idle() const { return committer_->idle(); }
   // Called at the end of after_commands() and of every commit: the server
@@ -90,6 +102,7 @@ class Core {
   void on_timer();
   void signal_ready(const std::string& queue);
   void serve_parked();
+  void start_waiting_backup();
   void run_hook() {
     if (hook_) hook_();
   }
@@ -110,6 +123,10 @@ class Core {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<GroupCommitter> committer_;
   std::unique_ptr<BackgroundSweep> sweep_;
+  std::unique_ptr<BackupRunner> backups_;  // set when a backup directory is configured
+  // A BACKUP waiting for the groups staged before it: the last one's seq.
+  uint64_t backup_after_seq_ = 0;
+  std::optional<BackupRunner::Done> backup_waiting_;
   TransitionLog transition_log_;
 
   std::map<std::string, std::deque<std::weak_ptr<ReserveWaiter>>> parked_;

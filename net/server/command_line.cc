@@ -135,6 +135,18 @@ void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_fil
                  })
       ->type_name("text|json")
       ->default_str(defaults.log_json ? "json" : "text");
+  add_text_flag(app, "--backup-dir",
+                "where BACKUP makes its backups (created if missing; RocksDB's\n"
+                "BackupEngine layout; tarde-dump backups lists them; default:\n"
+                "none, BACKUP is refused)",
+                &o->backup_dir)
+      ->type_name("DIR");
+  add_number_flag(app, "--backup-rate-limit",
+                  "bytes per second a backup may copy, to spare the disks;\n"
+                  "0 = unlimited",
+                  &o->backup_rate_limit_bytes_per_s, 0, 1ULL << 40)
+      ->type_name("BYTES")
+      ->default_str(std::to_string(defaults.backup_rate_limit_bytes_per_s));
   if (config_file != nullptr) {
     add_text_flag(app, "--config",
                   "read the flags above from F first (`name = value` lines);\n"

@@ -244,6 +244,18 @@ Action handle_stats(CommandContext& ctx, const Command& command) {
   return reply(stats_reply(ctx.figures->stats_lines()));
 }
 
+Action handle_backup(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 0);
+  (void)args;
+  if (!ctx.backups_enabled) {
+    return error(ErrorCode::kNotConfigured,
+                 "BACKUP needs a backup directory: start the server with --backup-dir DIR");
+  }
+  Action action;
+  action.kind = Action::Kind::kBackup;
+  return action;
+}
+
 Action handle_ping(CommandContext&, const Command& command) {
   TARDE_SPLIT(args, 0);
   (void)args;
@@ -275,6 +287,7 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
       {"GET", handle_get},         {"HISTORY", handle_history}, {"DEADLETTERS", handle_deadletters},
       {"REDRIVE", handle_redrive}, {"CONFIG", handle_config},   {"STATS", handle_stats},
       {"PING", handle_ping},       {"AUTH", handle_auth},       {"QUIT", handle_quit},
+      {"BACKUP", handle_backup},
   };
   return table;
 }

@@ -22,13 +22,15 @@ struct CommandContext {
   bool authenticated = false;
   const std::optional<std::string>* auth_token = nullptr;  // unset: no AUTH needed
   const Figures* figures = nullptr;                        // what STATS shows
+  bool backups_enabled = false;                            // --backup-dir was given
 };
 
 // What a command asks the session to do next.
 struct Action {
   enum class Kind {
-    kReply,  // send `text` (then close when close_after)
-    kWait,   // RESERVE wait=: park until the queue has work or wait_ms passes
+    kReply,   // send `text` (then close when close_after)
+    kWait,    // RESERVE wait=: park until the queue has work or wait_ms passes
+    kBackup,  // BACKUP: park until the backup is made (SessionHost::start_backup)
   };
   Kind kind = Kind::kReply;
   std::string text;

@@ -112,6 +112,25 @@ std::string config_reply(std::string_view queue, const storage::QueueConfig& c) 
   return out + "\r\n";
 }
 
+std::string backup_reply(const Result<storage::BackupReport>& made) {
+  if (!made.is_ok()) {
+    const Status& status = made.status();
+    if (status.code() == Status::Code::kBusy) {
+      return error_reply(ErrorCode::kBusy,
+                         "a backup is already running; BACKUP again once it has answered");
+    }
+    if (status.code() == Status::Code::kShuttingDown) {
+      return error_reply(ErrorCode::kShuttingDown,
+                         "the server is stopping; the backup was abandoned");
+    }
+    return error_reply(ErrorCode::kBackupFailed, "no backup was recorded: " + status.message());
+  }
+  const storage::BackupReport& report = made.value();
+  return "BACKUP id=" + std::to_string(report.id) + " bytes=" + std::to_string(report.size_bytes) +
+         " files=" + std::to_string(report.files) + " took_ms=" + std::to_string(report.took_ms) +
+         "\r\n";
+}
+
 std::string stats_reply(const std::vector<std::pair<std::string, std::string>>& figures) {
   std::string out = "STATS " + std::to_string(figures.size()) + "\r\n";
   for (const auto& [name, value] : figures) out += name + ' ' + value + "\r\n";

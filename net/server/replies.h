@@ -6,6 +6,7 @@
 
 #include "engine/engine.h"
 #include "net/wire/codec.h"
+#include "storage/backups.h"
 #include "storage/records.h"
 
 // The text of every reply of PROTOCOL.md, built in one place so that the
@@ -27,6 +28,10 @@ std::string letters_reply(const std::vector<storage::DeadLetter>& letters);
 std::string config_reply(std::string_view queue, const storage::QueueConfig& config);
 // `STATS <n>` then one `name value` line each.
 std::string stats_reply(const std::vector<std::pair<std::string, std::string>>& figures);
+
+// `BACKUP id=<n> bytes=<n> files=<n> took_ms=<n>`, or the error a failed
+// backup answers (BUSY, SHUTTING_DOWN or BACKUP_FAILED).
+std::string backup_reply(const Result<storage::BackupReport>& made);
 
 // The idempotency key of an attempt's request: `<tx_id>#<attempt>`.
 std::string idempotency_key(std::string_view tx_id, uint32_t attempt);

@@ -97,9 +97,12 @@ Status Server::open() {
     if (!token.is_ok()) return token.status();
     auth_token_ = token.value();
   }
-  TARDE_RETURN_IF_ERROR(core_.open(CoreOptions{.data_dir = options_.data_dir,
-                                               .sync = options_.sync,
-                                               .retry_lead_ms = options_.retry_lead_ms}));
+  TARDE_RETURN_IF_ERROR(core_.open(
+      CoreOptions{.data_dir = options_.data_dir,
+                  .sync = options_.sync,
+                  .retry_lead_ms = options_.retry_lead_ms,
+                  .backup_dir = options_.backup_dir,
+                  .backup_rate_limit_bytes_per_s = options_.backup_rate_limit_bytes_per_s}));
 
   asio::error_code ec;
   const auto address = asio::ip::make_address(options_.listen_host, ec);
@@ -192,6 +195,24 @@ void Server::after_commands() { core_.after_commands(); }
 
 void Server::park(const std::shared_ptr<Session>& session, const std::string& queue) {
   core_.park(session, queue);
+}
+
+std::optional<std::string> Server::start_backup(const std::shared_ptr<Session>& session) {
+  const uint64_t conn = session->context().conn_id;
+  std::weak_ptr<Session> weak = session;
+  Status started = core_.start_backup([weak, conn](const Result<storage::BackupReport>& made) {
+    if (made.is_ok()) {
+      const storage::BackupReport& report = made.value();
+      spdlog::info("backup {} made for connection {}: {} bytes in {} files, {} ms, verified",
+                   report.id, conn, report.size_bytes, report.files, report.took_ms);
+    } else {
+      spdlog::error("backup for connection {} failed: {}", conn, made.status().to_string());
+    }
+    if (auto waiting = weak.lock()) waiting->unpark(backup_reply(made), 0);
+  });
+  if (!started.is_ok()) return backup_reply(started);
+  spdlog::info("backup started for connection {}", conn);
+  return std::nullopt;
 }
 
 // Closes connections that completed no command within --idle-timeout, once a

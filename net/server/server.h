@@ -65,6 +65,8 @@ class Server final : public SessionHost {
   void after_commands() override;
   void wait_for_commit(const std::shared_ptr<Session>& session) override;
   void park(const std::shared_ptr<Session>& session, const std::string& queue) override;
+  std::optional<std::string> start_backup(const std::shared_ptr<Session>& session) override;
+  bool backups_enabled() const override { return !options_.backup_dir.empty(); }
   void session_closed(Session* session) override;
 
  private:

@@ -38,6 +38,11 @@ struct ServerOptions {
   // instant; its request is still handed out no earlier than the instant.
   int64_t retry_lead_ms = kDefaultRetryLeadMs;
   bool log_json = false;  // --log-format json: one JSON object per line
+  // BACKUP writes its backups here (RocksDB's BackupEngine layout); empty:
+  // BACKUP answers ERR NOT_CONFIGURED.
+  std::string backup_dir;
+  // Bytes per second a backup may copy; 0: as fast as the disks go.
+  uint64_t backup_rate_limit_bytes_per_s = 0;
 };
 
 }  // namespace tarde::net

@@ -16,6 +16,7 @@ Session::Session(SessionHost& host, asio::ip::tcp::socket socket, uint64_t id)
   ctx_.conn_id = id;
   ctx_.auth_token = &host_.auth_token();
   ctx_.figures = &host_.figures();
+  ctx_.backups_enabled = host_.backups_enabled();
 }
 
 void Session::start() {
@@ -142,6 +143,17 @@ bool Session::process_one() {
   }
   Action action = dispatch(ctx_, decoded.command);
   const uint64_t dep = host_.observed_seq();
+  if (action.kind == Action::Kind::kBackup) {
+    // Later pipelined commands wait for the backup's reply, as for RESERVE.
+    if (auto refused = host_.start_backup(shared_from_this())) {
+      push_reply(std::move(*refused), 0, false);
+      return true;
+    }
+    parked_ = true;
+    parked_for_backup_ = true;
+    parked_queue_.clear();
+    return false;
+  }
   if (action.kind == Action::Kind::kWait) {
     parked_ = true;
     parked_queue_ = action.wait_queue;
@@ -180,7 +192,9 @@ void Session::on_commit(uint64_t seq, bool ok) {
 }
 
 void Session::unpark(std::string reply, uint64_t dep) {
+  if (closed_) return;
   parked_ = false;
+  parked_for_backup_ = false;
   wait_timer_.cancel();
   push_reply(std::move(reply), dep, false);
   process();
@@ -257,10 +271,14 @@ void Session::on_write(const asio::error_code& ec, size_t bytes) {
 
 void Session::begin_close() {
   if (parked_) {
-    // A waiting RESERVE is a request still owed its one reply.
+    // A waiting RESERVE or BACKUP is a request still owed its one reply.
     parked_ = false;
     wait_timer_.cancel();
-    push_reply(error_reply(ErrorCode::kShuttingDown, "the server is stopping"), 0, true);
+    push_reply(error_reply(ErrorCode::kShuttingDown,
+                           parked_for_backup_ ? "the server is stopping; the backup was abandoned"
+                                              : "the server is stopping"),
+               0, true);
+    parked_for_backup_ = false;
   }
   closing_ = true;
   flush();

@@ -43,7 +43,7 @@ class Session final : public std::enable_shared_from_this<Session>,
   void refuse(std::string reply);
   // The commit of group `seq` finished: replies up to it may go (or fail).
   void on_commit(uint64_t seq, bool ok) override;
-  // A parked RESERVE got its answer (REQUEST, or ERR).
+  // A parked RESERVE or BACKUP got its answer (REQUEST, BACKUP, or ERR).
   void unpark(std::string reply, uint64_t dep);
   bool parked_on(const std::string& queue) const { return parked_ && parked_queue_ == queue; }
   // ReserveWaiter: the Core hands a parked RESERVE its request.
@@ -93,7 +93,8 @@ class Session final : public std::enable_shared_from_this<Session>,
   bool reading_ = false;
   bool paused_ = false;  // reading stopped at the output bounds; logged once
   bool writing_ = false;
-  bool parked_ = false;
+  bool parked_ = false;  // waiting in RESERVE wait=, or for BACKUP
+  bool parked_for_backup_ = false;
   std::string parked_queue_;
   std::string taken_;  // the reply try_take() got, until deliver()
   uint64_t taken_dep_ = 0;

@@ -25,6 +25,7 @@ class SessionHost {
   virtual const Figures& figures() const = 0;
   virtual const std::optional<std::string>& auth_token() const = 0;
   virtual bool shutting_down() const = 0;
+  virtual bool backups_enabled() const = 0;
 
   // A command is about to run: count it, and start watching which staged
   // commit its reply reads (observed_seq() after it ran).
@@ -37,6 +38,9 @@ class SessionHost {
   virtual void wait_for_commit(const std::shared_ptr<Session>& session) = 0;
   // A RESERVE with wait=: hand the session the queue's next request.
   virtual void park(const std::shared_ptr<Session>& session, const std::string& queue) = 0;
+  // BACKUP: starts a backup whose reply goes to session->unpark() once it is
+  // made (or failed). An error reply when it cannot start (busy, stopping).
+  virtual std::optional<std::string> start_backup(const std::shared_ptr<Session>& session) = 0;
   virtual void session_closed(Session* session) = 0;
 
  protected:

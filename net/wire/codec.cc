@@ -75,6 +75,12 @@ const char* error_code_name(ErrorCode code) {
       return "OVERLOADED";
     case ErrorCode::kShuttingDown:
       return "SHUTTING_DOWN";
+    case ErrorCode::kNotConfigured:
+      return "NOT_CONFIGURED";
+    case ErrorCode::kBusy:
+      return "BUSY";
+    case ErrorCode::kBackupFailed:
+      return "BACKUP_FAILED";
   }
   TARDE_ASSERT(false && "unknown ErrorCode");
   return "INTERNAL";
@@ -86,6 +92,9 @@ bool closes_connection(ErrorCode code) {
     case ErrorCode::kBadArgument:
     case ErrorCode::kUnauthorized:
     case ErrorCode::kInternal:
+    case ErrorCode::kNotConfigured:
+    case ErrorCode::kBusy:
+    case ErrorCode::kBackupFailed:
       return false;
     case ErrorCode::kLineTooLong:
     case ErrorCode::kPayloadTooLarge:

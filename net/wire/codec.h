@@ -38,6 +38,9 @@ enum class ErrorCode {
   kBadPayload,
   kOverloaded,
   kShuttingDown,
+  kNotConfigured,  // the command needs a server setting that is not set (BACKUP: --backup-dir)
+  kBusy,           // the one operation of its kind is already running (BACKUP)
+  kBackupFailed,   // BACKUP was tried and failed; no new backup was recorded
 };
 
 // The code as it appears on the wire: "BAD_COMMAND", "LINE_TOO_LONG", ...

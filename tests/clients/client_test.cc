@@ -523,3 +523,52 @@ TEST_CASE("cli: a bad command line exits 2 before connecting and says why") {
 
 }  // namespace
 }  // namespace tarde::client
+
+namespace tarde::client {
+namespace {
+
+TEST_CASE("client: backup() returns what BACKUP made; its refusals are Status") {
+  testing::TempDir backups;
+  CliTestServer server({"--backup-dir", backups.sub("b")});
+  auto client = connect_to(server);
+  REQUIRE(client->enqueue("q", "TX-1", "x").is_ok());
+  auto made = client->backup();
+  REQUIRE_MESSAGE(made.is_ok(), made.status().to_string());
+  CHECK(made->id == 1);
+  CHECK(made->bytes > 0);
+  CHECK(made->files > 0);
+  CHECK(client->backup()->id == 2);
+  CHECK(parse_backup("BACKUP id=3 bytes=10 files=2 took_ms=5")->took_ms == 5);
+  CHECK(parse_backup("BACKUP id=3 bytes=10").status().code() == Status::Code::kCorruption);
+
+  CliTestServer plain;
+  auto other = connect_to(plain);
+  auto refused = other->backup();
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(server_error_code(refused.status()) == "NOT_CONFIGURED");
+  CHECK(other->ping().is_ok());  // the connection stays usable
+}
+
+TEST_CASE("cli: backup prints the backup's figures; without --backup-dir it exits 3") {
+  testing::TempDir backups;
+  CliTestServer server({"--backup-dir", backups.sub("b")});
+  REQUIRE_MESSAGE(server.ok(), server.log());
+  auto run = run_cli(server.port(), {"backup"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(contains(run.out, "BACKUP 1"));
+  CHECK(contains(run.out, "bytes"));
+  CHECK(contains(run.out, "files"));
+  CHECK(contains(run.out, "verified"));
+  run = run_cli(server.port(), {"--raw", "backup"});
+  CHECK(contains(run.out, "BACKUP id=2 bytes="));
+  CHECK(run_cli(server.port(), {"backup", "now"}).exit_code == 2);
+
+  CliTestServer plain;
+  REQUIRE(plain.ok());
+  run = run_cli(plain.port(), {"backup"});
+  CHECK(run.exit_code == 3);
+  CHECK(contains(run.err, "NOT_CONFIGURED"));
+}
+
+}  // namespace
+}  // namespace tarde::client

@@ -70,6 +70,9 @@ TEST_CASE("error codes have their wire names") {
   CHECK(std::string(error_code_name(ErrorCode::kBadPayload)) == "BAD_PAYLOAD");
   CHECK(std::string(error_code_name(ErrorCode::kOverloaded)) == "OVERLOADED");
   CHECK(std::string(error_code_name(ErrorCode::kShuttingDown)) == "SHUTTING_DOWN");
+  CHECK(std::string(error_code_name(ErrorCode::kNotConfigured)) == "NOT_CONFIGURED");
+  CHECK(std::string(error_code_name(ErrorCode::kBusy)) == "BUSY");
+  CHECK(std::string(error_code_name(ErrorCode::kBackupFailed)) == "BACKUP_FAILED");
 }
 
 TEST_CASE("closes_connection follows the protocol's error table") {
@@ -82,6 +85,9 @@ TEST_CASE("closes_connection follows the protocol's error table") {
   CHECK(closes_connection(ErrorCode::kBadPayload));
   CHECK(closes_connection(ErrorCode::kOverloaded));
   CHECK(closes_connection(ErrorCode::kShuttingDown));
+  CHECK_FALSE(closes_connection(ErrorCode::kNotConfigured));
+  CHECK_FALSE(closes_connection(ErrorCode::kBusy));
+  CHECK_FALSE(closes_connection(ErrorCode::kBackupFailed));
 }
 
 TEST_CASE("an empty buffer needs more") {

@@ -195,6 +195,8 @@ TEST_CASE("--config FILE: every serve setting as `name = value`, comments and bl
              "retry-lead = 20ms\n"
              "log-level = warn\n"
              "log-format = json\n"
+             "backup-dir = /var/lib/tarde-backups\n"
+             "backup-rate-limit = 1000000\n"
              "sync = always\n");  // the last of a repeated name wins, as on the command line
   auto parsed = serve_flags({"--config", conf});
   REQUIRE(parsed.is_ok());
@@ -212,6 +214,8 @@ TEST_CASE("--config FILE: every serve setting as `name = value`, comments and bl
   CHECK(o.retry_lead_ms == 20);
   CHECK(o.log_level == "warn");
   CHECK(o.log_json);
+  CHECK(o.backup_dir == "/var/lib/tarde-backups");
+  CHECK(o.backup_rate_limit_bytes_per_s == 1'000'000);
 
   // An empty file (only comments) leaves every default.
   const std::string empty = dir.sub("empty.conf");
@@ -294,4 +298,21 @@ TEST_CASE("tarde --help lists --config") {
   const std::string help = net::usage_text();
   CHECK(contains(help, "  tarde serve --config FILE [flags]"));
   CHECK(contains(help, "  --config F                  read the flags above from F first"));
+}
+
+TEST_CASE("--backup-dir and --backup-rate-limit: defaults, values, refusals, help") {
+  auto defaults = serve_flags({});
+  REQUIRE(defaults.is_ok());
+  CHECK(defaults.value().backup_dir.empty());
+  CHECK(defaults.value().backup_rate_limit_bytes_per_s == 0);
+  auto set = serve_flags({"--backup-dir", "/srv/backups", "--backup-rate-limit=5000"});
+  REQUIRE(set.is_ok());
+  CHECK(set.value().backup_dir == "/srv/backups");
+  CHECK(set.value().backup_rate_limit_bytes_per_s == 5000);
+  CHECK(refusal({"serve", "--backup-dir="}) == "--backup-dir needs a value (DIR)");
+  CHECK(contains(refusal({"serve", "--backup-rate-limit", "fast"}), "--backup-rate-limit"));
+  const std::string help = net::usage_text();
+  CHECK(contains(help, "  --backup-dir DIR            where BACKUP makes its backups"));
+  CHECK(contains(help, "  --backup-rate-limit BYTES   bytes per second a backup may copy"));
+  CHECK(contains(help, "0 = unlimited (default 0)"));
 }

@@ -677,7 +677,7 @@ TEST_CASE("AUTH with --auth-token-file: every command but PING, AUTH and QUIT ne
   CHECK(c.command("PING") == "PONG");
   for (const char* line :
        {"RESERVE q", "SENT tx 1", "RELEASE tx 1", "RESPOND tx 1 SUCCESS", "RESOLVE tx FAILED",
-        "GET tx", "HISTORY tx", "DEADLETTERS q", "REDRIVE q tx", "CONFIG q", "STATS"}) {
+        "GET tx", "HISTORY tx", "DEADLETTERS q", "REDRIVE q tx", "CONFIG q", "STATS", "BACKUP"}) {
     INFO(line);
     CHECK(starts_with(c.command(line), "ERR UNAUTHORIZED "));
   }

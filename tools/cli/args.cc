@@ -75,6 +75,7 @@ const std::vector<CommandSpec>& commands() {
       {"config", "CONFIG", {A::kQueue}, {}, true},
       {"stats", "STATS", {}, {}},
       {"ping", "PING", {}, {}},
+      {"backup", "BACKUP", {}, {}},
   };
   return table;
 }

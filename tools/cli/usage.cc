@@ -43,6 +43,9 @@ Commands:
                      breaker retention history_max stuck_after)
   stats              server figures
   ping               check the server answers
+  backup             make a backup into the server's --backup-dir and wait
+                     until it is made and verified (raise --timeout for a
+                     large store)
   shell              interactive mode (see below)
 )";
 }
@@ -70,7 +73,7 @@ Interactive mode: a `tarde> ` prompt reads one line at a time:
 
 Exit status:
   0  the server answered (OK, CREATED, EXISTS, BURIED, REQUEST, EMPTY, TX,
-     EVENTS, LETTERS, CONFIG, STATS, PONG)
+     EVENTS, LETTERS, CONFIG, STATS, PONG, BACKUP)
   1  NOT_FOUND, STALE or CONFLICT (explained on stderr)
   2  usage error: the command line is wrong (explained on stderr)
   3  ERR reply, or no connection / timeout (explained on stderr)
@@ -92,7 +95,7 @@ std::string shell_help_text() {
   respond TX N SUCCESS|CANCELLED|TRANSIENT|REJECTED [--reason R] [--retry-after DUR]
   resolve TX SUCCEEDED|FAILED [--reason R]
   get TX    history TX [--limit N]    deadletters QUEUE [--limit N]
-  redrive QUEUE TX    config QUEUE [name=value ...]    stats    ping
+  redrive QUEUE TX    config QUEUE [name=value ...]    stats    ping    backup
 Raw protocol lines are sent as typed (RESPOND TX 1 SUCCESS); after a raw
 ENQUEUE ... <bytes> line, type the payload bytes and a line end.
 help shows this; quit or exit leaves.

@@ -8,6 +8,8 @@ namespace tarde::tools {
 namespace {
 
 constexpr const char* kDescription = R"(usage: tarde-dump <data-dir> <command> [options] [--json]
+       tarde-dump backups <backup-dir> [--json]
+       tarde-dump restore <backup-dir> <id> <target-dir>
 
 commands:
   summary                      counts by state and queue, ready and dead per queue,
@@ -20,11 +22,22 @@ commands:
   ready QUEUE [--limit N]      a queue's ready requests in hand-out order
   dead QUEUE [--limit N]       a queue's dead letters
   check                        every invariant; exit status 1 and one line per violation
+
+backups (of tarde serve --backup-dir; a data directory named backups or restore
+is written ./backups):
+  backups <backup-dir>         every backup: id, time, bytes, files, and whether its
+                               files still match their checksums (exit status 1 if
+                               one does not)
+  restore <backup-dir> <id> <target-dir>
+                               copies backup <id> into <target-dir>, which must be
+                               new or empty (exit status 4 otherwise), checking
+                               every checksum; then serve it with --data <target-dir>
 )";
 
 constexpr const char* kFooter =
     R"(It opens the directory as a RocksDB secondary instance, so it works on a
 stopped server's data and on a running server's without disturbing it.
+backups and restore write nothing into the backup directory.
 A damaged store is read up to the damage, after a line saying what is wrong
 (exit status 3); a RocksDB that is not a tarde store is named as such, with
 its column families. Nothing is ever written into the data directory.
@@ -51,6 +64,35 @@ void define_flags(CLI::App& app, DumpRequest* request) {
       ->default_str("0");
 }
 
+// `backups DIR` or `restore DIR ID TARGET` into *dir and *request; false
+// when the words have another shape (parse_backup_error says which).
+bool parse_backup_words(const std::vector<std::string>& words, std::string* dir,
+                        DumpRequest* request) {
+  request->command = words[0];
+  const size_t expected = words[0] == "backups" ? 2 : 4;
+  if (words.size() != expected) return false;
+  *dir = words[1];
+  if (words[0] == "backups") return true;
+  auto id = parse_whole_number("the backup id", words[2], 1, UINT32_MAX);
+  if (!id.is_ok()) return false;
+  request->backup_id = static_cast<uint32_t>(id.value());
+  request->target = words[3];
+  return true;
+}
+
+Status parse_backup_error(const std::vector<std::string>& words) {
+  if (words[0] == "backups") {
+    return Status::invalid_argument("backups needs exactly one argument: the backup directory");
+  }
+  if (words.size() == 4) {
+    auto id = parse_whole_number("the backup id", words[2], 1, UINT32_MAX);
+    return id.status();
+  }
+  return Status::invalid_argument(
+      "restore needs exactly three arguments: the backup directory, the backup id and the "
+      "target directory");
+}
+
 }  // namespace
 
 std::string usage_text() {
@@ -64,6 +106,9 @@ Result<FlagsOutcome> parse_command_line(const std::vector<std::string>& args, st
   auto outcome =
       parse_flags([request](CLI::App& app) { define_flags(app, request); }, args, &words);
   if (!outcome.is_ok() || outcome.value() != FlagsOutcome::kRun) return outcome;
+  if (!words.empty() && (words[0] == "backups" || words[0] == "restore")) {
+    return parse_backup_words(words, dir, request) ? outcome : parse_backup_error(words);
+  }
   if (words.size() < 2) return Status::invalid_argument("needs a data directory and a command");
   if (words.size() > 3) return Status::invalid_argument("unexpected argument '" + words[3] + "'");
   *dir = words[0];

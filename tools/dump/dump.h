@@ -17,6 +17,10 @@ struct DumpRequest {
   std::optional<std::string> queue;
   uint64_t limit = 0;  // 0: no limit
   bool json = false;
+  // `backups DIR` and `restore DIR ID TARGET` (tools/dump/backups.h): DIR is
+  // the backup directory, in place of a data directory.
+  uint32_t backup_id = 0;
+  std::string target;
 };
 
 // The text to print and whether the dump found problems (check: violations).

@@ -7,18 +7,23 @@
 #include <string>
 #include <vector>
 
+#include "storage/backups.h"
 #include "storage/rocks_kv.h"
 #include "storage/store.h"
 #include "storage/store_open.h"
+#include "tools/dump/backups.h"
 #include "tools/dump/command_line.h"
 #include "tools/dump/dump.h"
 
 namespace {
 
-// Exit codes: 0 fine, 1 check found violations, 2 usage, 3 could not read.
+// Exit codes: 0 fine, 1 check found violations (backups: a damaged backup),
+// 2 usage, 3 could not read, 4 restore refused a target that is not empty.
+// Never renumber: scripts rely on them.
 constexpr int kExitViolations = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitUnreadable = 3;
+constexpr int kExitTargetNotEmpty = 4;
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "tarde-dump: %s\n\n%s", message.c_str(), tarde::tools::usage_text().c_str());
@@ -62,6 +67,32 @@ int dump_damaged(const std::string& dir, const tarde::Status& problem,
   return kExitUnreadable;
 }
 
+// `backups DIR` and `restore DIR ID TARGET`; the exit code.
+int run_backup_command(const std::string& backup_dir, const tarde::tools::DumpRequest& request) {
+  if (request.command == "backups") {
+    auto out = tarde::tools::list_backups_output(backup_dir, request.json);
+    if (!out.is_ok()) {
+      std::fprintf(stderr, "tarde-dump: %s\n", out.status().message().c_str());
+      return kExitUnreadable;
+    }
+    std::fputs(out.value().text.c_str(), stdout);
+    return out.value().problems ? kExitViolations : 0;
+  }
+  tarde::Status target = tarde::storage::check_restore_target(request.target);
+  if (!target.is_ok()) {
+    std::fprintf(stderr, "tarde-dump: %s\n", target.message().c_str());
+    return kExitTargetNotEmpty;
+  }
+  auto out = tarde::tools::restore_output(backup_dir, request.backup_id, request.target);
+  if (!out.is_ok()) {
+    std::fprintf(stderr, "tarde-dump: %s\n", out.status().message().c_str());
+    return out.status().code() == tarde::Status::Code::kInvalidArgument ? kExitTargetNotEmpty
+                                                                        : kExitUnreadable;
+  }
+  std::fputs(out.value().c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,6 +104,9 @@ int main(int argc, char** argv) {
   if (outcome.value() == tarde::FlagsOutcome::kHelp) {
     std::fputs(tarde::tools::usage_text().c_str(), stdout);
     return 0;
+  }
+  if (request.command == "backups" || request.command == "restore") {
+    return run_backup_command(dir, request);
   }
   if (!std::filesystem::exists(dir + "/CURRENT")) {
     std::fprintf(stderr, "tarde-dump: %s is not a tarde data directory (no CURRENT file)\n",

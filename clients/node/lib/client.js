@@ -465,6 +465,18 @@ class Client extends EventEmitter {
     return this._send(['STATS'], undefined, p.decodeStats, this.timeoutMs);
   }
 
+  /**
+   * BACKUP: a verified backup into the server's --backup-dir; resolves
+   * { id, bytes, files, tookMs } once it is made. It takes as long as copying
+   * what changed since the last backup: `options.timeoutMs` (default one
+   * hour) replaces the client's timeout for this reply. Rejects with
+   * TardeError NOT_CONFIGURED (no --backup-dir), BUSY or BACKUP_FAILED.
+   */
+  async backup(options = {}) {
+    const timeoutMs = checkTimeout(options.timeoutMs, 'timeoutMs') ?? 3600000;
+    return this._send(['BACKUP'], undefined, p.decodeBackup, timeoutMs);
+  }
+
   /** PING: resolves 'PONG'. */
   async ping() {
     return this._send(['PING'], undefined, p.expectWord('PONG'), this.timeoutMs);

@@ -39,6 +39,18 @@ const ERROR_CODES = Object.freeze({
     closesConnection: true,
     description: 'the server is stopping (SIGTERM or SIGINT)',
   }),
+  NOT_CONFIGURED: Object.freeze({
+    closesConnection: false,
+    description: 'the command needs a server setting that is not set (BACKUP: --backup-dir)',
+  }),
+  BUSY: Object.freeze({
+    closesConnection: false,
+    description: 'a backup is already running; BACKUP again once it has answered',
+  }),
+  BACKUP_FAILED: Object.freeze({
+    closesConnection: false,
+    description: 'the backup failed; no new backup was recorded',
+  }),
 });
 
 /** An `ERR <CODE> <message>` reply from the server. */

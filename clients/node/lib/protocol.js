@@ -334,6 +334,23 @@ function decodeStats(frame) {
   return out;
 }
 
+function decodeBackup(frame) {
+  const t = frame.tokens;
+  if (t[0] !== 'BACKUP') throw protocolError(`expected BACKUP, got ${JSON.stringify(frame.line)}`);
+  const raw = {};
+  for (const tok of t.slice(1)) {
+    const eq = tok.indexOf('=');
+    if (eq <= 0) throw protocolError(`expected name=value, got ${JSON.stringify(tok)}`);
+    raw[tok.slice(0, eq)] = tok.slice(eq + 1);
+  }
+  const out = {};
+  for (const [name, key] of [['id', 'id'], ['bytes', 'bytes'], ['files', 'files'], ['took_ms', 'tookMs']]) {
+    if (!/^\d+$/.test(raw[name] || '')) throw protocolError(`bad BACKUP reply ${JSON.stringify(frame.line)}`);
+    out[key] = Number(raw[name]);
+  }
+  return out;
+}
+
 function configValue(raw) {
   if (DECIMAL_RE.test(raw)) return Number(raw);
   if (DUR_RE.test(raw)) return parseDuration(raw);
@@ -386,6 +403,7 @@ module.exports = {
   decodeLetters,
   decodeStats,
   decodeConfig,
+  decodeBackup,
   expectWord,
   describe,
 };

@@ -313,3 +313,35 @@ test('close(): replies already owed still arrive, later calls reject', { timeout
   assert.equal(p.closed, true);
   await assert.rejects(p.ping(), { code: 'ERR_TARDE_CLOSED' });
 });
+
+test('BACKUP: id, bytes, files, tookMs; numbered 1, 2; NOT_CONFIGURED without --backup-dir', { timeout: 30000 }, async () => {
+  const { tempDir } = require('../test-support/server');
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const { TardeError } = require('..');
+  const dir = tempDir('tarde-node-backups-');
+  const backed = await startServer({ label: 'backups', args: ['--backup-dir', path.join(dir, 'b')] });
+  const b = await Client.connect({ port: backed.port, timeoutMs: 10000 });
+  try {
+    await b.enqueue('bq', 'B-1', 'x');
+    const first = await b.backup();
+    assert.deepEqual(Object.keys(first).sort(), ['bytes', 'files', 'id', 'tookMs']);
+    assert.equal(first.id, 1);
+    assert.ok(first.bytes > 0);
+    assert.ok(first.files > 0);
+    assert.equal((await b.backup({ timeoutMs: 60000 })).id, 2);
+    assert.ok(fs.existsSync(path.join(dir, 'b', 'meta')));
+    await assert.rejects(b.backup({ timeoutMs: -1 }), RangeError);
+  } finally {
+    b.destroy();
+    await backed.cleanup();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  // The shared server has no --backup-dir: a clear refusal, and the connection goes on.
+  const err = await c.backup().then(() => assert.fail('expected NOT_CONFIGURED'), (e) => e);
+  assert.ok(err instanceof TardeError);
+  assert.equal(err.code, 'NOT_CONFIGURED');
+  assert.equal(err.closesConnection, false);
+  assert.match(err.serverMessage, /--backup-dir/);
+  assert.equal(await c.ping(), 'PONG');
+});

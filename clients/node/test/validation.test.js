@@ -285,6 +285,9 @@ test('the error-code table is the protocol\'s', () => {
     BAD_PAYLOAD: true,
     OVERLOADED: true,
     SHUTTING_DOWN: true,
+    NOT_CONFIGURED: false,
+    BUSY: false,
+    BACKUP_FAILED: false,
   };
   assert.deepEqual(
     Object.fromEntries(Object.entries(ERROR_CODES).map(([k, v]) => [k, v.closesConnection])),

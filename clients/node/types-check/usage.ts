@@ -2,7 +2,7 @@
 //   npx -p typescript -p @types/node tsc -p clients/node/types-check
 // (see the client README). Every line is something a user would write.
 import { Client, Dispatcher, Answer, TardeError, ERROR_CODES, answerFromHttp } from 'tarde';
-import type { Request, Transaction, Summary, Result, HistoryEvent, DeadLetter, QueueConfig } from 'tarde';
+import type { Request, Transaction, Summary, Result, HistoryEvent, DeadLetter, QueueConfig, BackupMade } from 'tarde';
 
 async function producer(): Promise<void> {
   const client: Client = await Client.connect({ host: '127.0.0.1', port: 7400, token: 's3cret', timeoutMs: 5000 });
@@ -19,6 +19,8 @@ async function producer(): Promise<void> {
   const letters: DeadLetter[] = await client.deadletters('payments');
   const cfg: QueueConfig = await client.config('payments', { transientBase: '50ms', transientCap: 200, breaker: false });
   const stats: Record<string, number> = await client.stats();
+  const backup: BackupMade = await client.backup({ timeoutMs: 600_000 });
+  console.log(backup.id, backup.bytes, backup.files, backup.tookMs);
   const req: Request | null = await client.reserve('payments', { wait: '5s' });
   if (req) {
     const payload: Buffer = req.payload;

@@ -17,11 +17,14 @@ from .client import Client
 from .dispatcher import Dispatcher
 from .errors import (
     ERROR_CLASSES,
+    BackupFailed,
     BadArgument,
     BadCommand,
+    Busy,
     BadPayload,
     Internal,
     LineTooLong,
+    NotConfigured,
     Overloaded,
     PayloadTooLarge,
     ProtocolError,
@@ -30,7 +33,7 @@ from .errors import (
     Unauthorized,
     error_from_reply,
 )
-from .types import TERMINAL_STATES, Event, Letter, Request, Summary, Transaction
+from .types import TERMINAL_STATES, Backup, Event, Letter, Request, Summary, Transaction
 
 __version__ = "0.1.0"
 
@@ -48,6 +51,7 @@ __all__ = [
     "Transaction",
     "Event",
     "Letter",
+    "Backup",
     "TERMINAL_STATES",
     "TardeError",
     "BadCommand",
@@ -58,6 +62,9 @@ __all__ = [
     "PayloadTooLarge",
     "BadPayload",
     "Overloaded",
+    "NotConfigured",
+    "Busy",
+    "BackupFailed",
     "ShuttingDown",
     "ProtocolError",
     "ERROR_CLASSES",

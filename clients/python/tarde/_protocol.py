@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Dict, Generator, List, Mapping, Optional, Tuple, Union
 
 from .errors import ProtocolError, error_from_reply
-from .types import Event, Letter, Request, Summary, Transaction
+from .types import Backup, Event, Letter, Request, Summary, Transaction
 
 #: What a duration argument may be: seconds as a number, a protocol string
 #: such as ``"250ms"``, ``"5s"``, ``"2h"``, or a :class:`datetime.timedelta`.
@@ -456,6 +456,21 @@ def stats_reply() -> Parser:
             except ValueError:
                 raise ProtocolError(f"unexpected stats line {raw[:200]!r}") from None
     return out
+
+
+def backup_reply() -> Parser:
+    raw = yield LINE
+    line = _first(raw)
+    parts = line.split(" ")
+    if parts[0] != "BACKUP":
+        raise ProtocolError(f"unexpected reply to BACKUP {line[:200]!r}")
+    fields = _fields(parts[1:], "BACKUP")
+    return Backup(
+        _take_int(fields, "id", "BACKUP"),
+        _take_int(fields, "bytes", "BACKUP"),
+        _take_int(fields, "files", "BACKUP"),
+        _take_int(fields, "took_ms", "BACKUP"),
+    )
 
 
 def raw_reply() -> Parser:

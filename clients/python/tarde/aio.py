@@ -17,7 +17,7 @@ from typing import Any, Deque, Dict, List, Optional, Tuple, Union
 
 from . import _protocol as p
 from .errors import ProtocolError, TardeError
-from .types import Event, Letter, Request, Summary, Transaction
+from .types import Backup, Event, Letter, Request, Summary, Transaction
 
 __all__ = ["Client"]
 
@@ -314,6 +314,10 @@ class Client:
 
     async def stats(self) -> Dict[str, int]:
         return await self._call(p.command(b"STATS"), p.stats_reply())  # type: ignore[no-any-return]
+
+    async def backup(self, allow: float = 3600.0) -> Backup:
+        """``BACKUP``, as :meth:`tarde.Client.backup`."""
+        return await self._call(p.command(b"BACKUP"), p.backup_reply(), extra=allow)  # type: ignore[no-any-return]
 
     async def ping(self) -> None:
         await self._call(p.command(b"PING"), p.word_reply("PONG"))

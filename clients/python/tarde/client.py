@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from . import _protocol as p
 from .errors import ProtocolError, TardeError, error_from_reply
-from .types import Event, Letter, Request, Summary, Transaction
+from .types import Backup, Event, Letter, Request, Summary, Transaction
 
 __all__ = ["Client"]
 
@@ -281,6 +281,16 @@ class Client:
     def stats(self) -> Dict[str, int]:
         """``STATS``: counters by name (ignore names you do not know)."""
         return self._call(p.command(b"STATS"), p.stats_reply())  # type: ignore[no-any-return]
+
+    def backup(self, allow: float = 3600.0) -> Backup:
+        """``BACKUP``: make a verified backup into the server's ``--backup-dir``.
+
+        Returns once the backup is made and verified; ``allow`` is how many
+        seconds it may take on top of the client's ``timeout``. Raises
+        :class:`NotConfigured` (no ``--backup-dir``), :class:`Busy` (a backup
+        is running) or :class:`BackupFailed`; the connection stays usable.
+        """
+        return self._call(p.command(b"BACKUP"), p.backup_reply(), extra=allow)  # type: ignore[no-any-return]
 
     def ping(self) -> None:
         """``PING``: raises if the server does not answer ``PONG``."""

@@ -25,6 +25,9 @@ __all__ = [
     "BadPayload",
     "Overloaded",
     "ShuttingDown",
+    "NotConfigured",
+    "Busy",
+    "BackupFailed",
     "ProtocolError",
     "ERROR_CLASSES",
     "error_from_reply",
@@ -113,6 +116,24 @@ class ShuttingDown(TardeError):
     closes_connection = True
 
 
+class NotConfigured(TardeError):
+    """The command needs a server setting that is not set (``BACKUP`` without ``--backup-dir``)."""
+
+    code = "NOT_CONFIGURED"
+
+
+class Busy(TardeError):
+    """A backup is already running; try again once it has answered (connection stays open)."""
+
+    code = "BUSY"
+
+
+class BackupFailed(TardeError):
+    """``BACKUP`` failed; no new backup was recorded (connection stays open)."""
+
+    code = "BACKUP_FAILED"
+
+
 class ProtocolError(TardeError):
     """The server sent something this client cannot read; the connection is closed."""
 
@@ -131,6 +152,9 @@ ERROR_CLASSES: Dict[str, Type[TardeError]] = {
     "BAD_PAYLOAD": BadPayload,
     "OVERLOADED": Overloaded,
     "SHUTTING_DOWN": ShuttingDown,
+    "NOT_CONFIGURED": NotConfigured,
+    "BUSY": Busy,
+    "BACKUP_FAILED": BackupFailed,
 }
 
 

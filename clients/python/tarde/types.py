@@ -11,6 +11,7 @@ __all__ = [
     "Transaction",
     "Event",
     "Letter",
+    "Backup",
     "TERMINAL_STATES",
 ]
 
@@ -123,3 +124,15 @@ class Letter:
     buried_at: int
     last_error: Optional[str]
     extra: Dict[str, str] = field(default_factory=_no_fields, compare=False)
+
+
+@dataclass(frozen=True)
+class Backup:
+    """What ``BACKUP`` made in the server's ``--backup-dir``: its id, its size
+    in bytes (files shared with earlier backups included), its number of
+    files and how long it took (flush, copy and verification)."""
+
+    id: int
+    bytes: int
+    files: int
+    took_ms: int

@@ -17,6 +17,24 @@ class AioTest(ServerTestCase):
     def run_async(self, fn: Callable[[], Awaitable[Any]]) -> Any:
         return asyncio.run(asyncio.wait_for(fn(), 30))
 
+    def test_backup_without_backup_dir_is_not_configured(self) -> None:
+        async def main() -> None:
+            c = await aio.Client.connect("127.0.0.1", self.port, timeout=10)
+            try:
+                # Not assertRaises: its exit clears the traceback's frames,
+                # which include the client's running read loop.
+                refused: BaseException = Exception("no error")
+                try:
+                    await c.backup()
+                except tarde.TardeError as e:
+                    refused = e
+                self.assertIsInstance(refused, tarde.NotConfigured)
+                await c.ping()
+            finally:
+                await c.close()
+
+        self.run_async(main)
+
     def test_connect_and_commands(self) -> None:
         async def main() -> None:
             c = await aio.Client.connect("127.0.0.1", self.port, timeout=10)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import tempfile
 import threading
 import time
 
@@ -237,6 +240,36 @@ class CommandsTest(ServerTestCase):
         wait_until(lambda: self.c.stats()["transactions"] == before + 1, what="transactions + 1")
 
 
+class BackupTest(ServerTestCase):
+    """BACKUP against a server with a backup directory."""
+
+    backup_root = ""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.backup_root = tempfile.mkdtemp(prefix="tarde-backups-")
+        cls.server_args = ("--backup-dir", os.path.join(cls.backup_root, "backups"))
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        super().tearDownClass()
+        shutil.rmtree(cls.backup_root, ignore_errors=True)
+
+    def test_backup_returns_what_it_made(self) -> None:
+        c = self.client()
+        c.enqueue(unique("q"), unique())
+        first = c.backup()
+        self.assertIsInstance(first, tarde.Backup)
+        self.assertGreater(first.bytes, 0)
+        self.assertGreater(first.files, 0)
+        self.assertGreaterEqual(first.took_ms, 0)
+        second = c.backup()
+        self.assertEqual(second.id, first.id + 1)
+        self.assertTrue(os.path.isdir(os.path.join(self.backup_root, "backups", "meta")))
+        c.ping()  # the connection goes on
+
+
 class ValidationTest(ServerTestCase):
     """Bad arguments raise before anything is sent, and the connection stays in step."""
 
@@ -293,6 +326,14 @@ class ValidationTest(ServerTestCase):
 
 class ServerErrorsTest(ServerTestCase):
     """Errors of a plain server: BAD_COMMAND, BAD_ARGUMENT, LINE_TOO_LONG, BAD_PAYLOAD."""
+
+    def test_backup_without_backup_dir_is_not_configured(self) -> None:
+        c = self.client()
+        with self.assertRaises(tarde.NotConfigured) as cm:
+            c.backup()
+        self.assertEqual(cm.exception.code, "NOT_CONFIGURED")
+        self.assertIn("--backup-dir", cm.exception.message)
+        self.assertIsNone(c.ping())
 
     def test_bad_command_keeps_connection(self) -> None:
         c = self.client()

@@ -27,6 +27,9 @@ class ErrorTableTest(unittest.TestCase):
         "BAD_PAYLOAD": (tarde.BadPayload, True),
         "OVERLOADED": (tarde.Overloaded, True),
         "SHUTTING_DOWN": (tarde.ShuttingDown, True),
+        "NOT_CONFIGURED": (tarde.NotConfigured, False),
+        "BUSY": (tarde.Busy, False),
+        "BACKUP_FAILED": (tarde.BackupFailed, False),
     }
 
     def test_every_code_maps_to_its_class(self) -> None:
