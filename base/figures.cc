@@ -1,5 +1,6 @@
 #include "base/figures.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -42,15 +43,34 @@ std::string escaped(const std::string& text, bool in_label) {
   return out;
 }
 
-std::string label_text(const std::vector<std::string>& names, const LabelValues& values) {
+// The label pairs without braces: `queue="q",reason="x"`.
+std::string label_pairs(const std::vector<std::string>& names, const LabelValues& values) {
   TARDE_ASSERT(names.size() == values.size());
-  if (names.empty()) return "";
-  std::string out = "{";
+  std::string out;
   for (size_t i = 0; i < names.size(); ++i) {
     if (i > 0) out += ',';
     out += names[i] + "=\"" + escape_label_value(values[i]) + "\"";
   }
-  return out + "}";
+  return out;
+}
+
+std::string label_text(const std::vector<std::string>& names, const LabelValues& values) {
+  if (names.empty()) return "";
+  return "{" + label_pairs(names, values) + "}";
+}
+
+// The label set a new observation counts under: `labels` while fewer than
+// `max` sets are in use (one is kept free for the overflow set), else
+// `labels` with every value not kept replaced by "other".
+template <typename Value>
+LabelValues bounded_labels(const std::map<LabelValues, Value>& in_use, const LabelValues& labels,
+                           size_t max, const std::vector<bool>& kept) {
+  if (in_use.count(labels) != 0 || in_use.size() + 1 < max) return labels;
+  LabelValues other = labels;
+  for (size_t i = 0; i < other.size(); ++i) {
+    if (i >= kept.size() || !kept[i]) other[i] = "other";
+  }
+  return other;
 }
 
 std::string joined(const LabelValues& values) {
@@ -86,12 +106,7 @@ void Counter::add(const LabelValues& labels, uint64_t n) {
     it->second += n;
     return;
   }
-  // One set is kept free for "other", so the page never exceeds the bound.
-  if (by_labels_.size() + 1 >= label_sets_max_) {
-    by_labels_[LabelValues(labels.size(), "other")] += n;
-    return;
-  }
-  by_labels_[labels] += n;
+  by_labels_[bounded_labels(by_labels_, labels, label_sets_max_, kept_)] += n;
 }
 
 void Counter::sample(FigureSamples& out) const {
@@ -99,31 +114,66 @@ void Counter::sample(FigureSamples& out) const {
   for (const auto& [labels, n] : by_labels_) out.add(labels, static_cast<double>(n));
 }
 
-HistogramFigure::HistogramFigure(std::vector<double> upper_bounds)
-    : bounds_(std::move(upper_bounds)), counts_(bounds_.size(), 0) {}
-
-void HistogramFigure::observe(double value) {
-  for (size_t i = 0; i < bounds_.size(); ++i) {
-    if (value <= bounds_[i]) counts_[i] += 1;
-  }
-  count_ += 1;
-  sum_ += value;
+HistogramFigure::HistogramFigure(std::vector<double> upper_bounds, size_t label_sets_max)
+    : bounds_(std::move(upper_bounds)), label_sets_max_(label_sets_max) {
+  TARDE_ASSERT(std::is_sorted(bounds_.begin(), bounds_.end()));
+  unlabeled_.counts.assign(bounds_.size(), 0);
 }
 
-std::string HistogramFigure::render(const std::string& metric) const {
-  std::string out;
+void HistogramFigure::add(Series& series, double value) const {
   for (size_t i = 0; i < bounds_.size(); ++i) {
-    out += metric + "_bucket{le=\"" + figure_text(bounds_[i]) + "\"} " +
-           std::to_string(counts_[i]) + "\n";
+    if (value <= bounds_[i]) series.counts[i] += 1;
   }
-  out += metric + "_bucket{le=\"+Inf\"} " + std::to_string(count_) + "\n";
-  out += metric + "_sum " + figure_text(sum_) + "\n";
-  out += metric + "_count " + std::to_string(count_) + "\n";
+  series.count += 1;
+  series.sum += value;
+}
+
+void HistogramFigure::observe(double value) { add(unlabeled_, value); }
+
+void HistogramFigure::observe(const LabelValues& labels, double value) {
+  TARDE_ASSERT(!labels.empty());
+  auto it = by_labels_.find(labels);
+  if (it == by_labels_.end()) {
+    const LabelValues key = bounded_labels(by_labels_, labels, label_sets_max_, {});
+    it = by_labels_.try_emplace(key, Series{std::vector<uint64_t>(bounds_.size(), 0)}).first;
+  }
+  add(it->second, value);
+}
+
+std::string HistogramFigure::render(const std::string& metric,
+                                    const std::vector<std::string>& label_names) const {
+  std::string out;
+  const auto render_series = [&](const std::string& pairs, const Series& series) {
+    const std::string before_le = pairs.empty() ? "{" : "{" + pairs + ",";
+    const std::string labels = pairs.empty() ? "" : "{" + pairs + "}";
+    for (size_t i = 0; i < bounds_.size(); ++i) {
+      out += metric + "_bucket" + before_le + "le=\"" + figure_text(bounds_[i]) + "\"} " +
+             std::to_string(series.counts[i]) + "\n";
+    }
+    out += metric + "_bucket" + before_le + "le=\"+Inf\"} " + std::to_string(series.count) + "\n";
+    out += metric + "_sum" + labels + " " + figure_text(series.sum) + "\n";
+    out += metric + "_count" + labels + " " + std::to_string(series.count) + "\n";
+  };
+  if (label_names.empty()) {
+    render_series("", unlabeled_);
+    return out;
+  }
+  for (const auto& [labels, series] : by_labels_) {
+    render_series(label_pairs(label_names, labels), series);
+  }
   return out;
 }
 
 void Figures::check_new(const FigureSpec& spec) const {
-  for (const Family& family : families_) TARDE_ASSERT(family.spec.name != spec.name);
+  for (const Family& family : families_) {
+    TARDE_ASSERT(metric_name(family.spec) != metric_name(spec));
+  }
+  TARDE_ASSERT(spec.metrics_divisor > 0);
+  // A counter's name ends in _total (the Prometheus convention).
+  if (spec.kind == FigureKind::kCounter) {
+    TARDE_ASSERT(spec.name.size() > 6);
+    TARDE_ASSERT(spec.name.compare(spec.name.size() - 6, 6, "_total") == 0);
+  }
 }
 
 Counter& Figures::counter(FigureSpec spec) {
@@ -131,8 +181,14 @@ Counter& Figures::counter(FigureSpec spec) {
   check_new(spec);
   const size_t label_sets_max = spec.label_sets_max;
   TARDE_ASSERT(label_sets_max >= 2);
-  families_.push_back(
-      Family{std::move(spec), std::make_unique<Counter>(label_sets_max), nullptr, nullptr});
+  std::vector<bool> kept;
+  for (const std::string& label : spec.labels) {
+    kept.push_back(std::find(spec.kept_labels.begin(), spec.kept_labels.end(), label) !=
+                   spec.kept_labels.end());
+  }
+  families_.push_back(Family{std::move(spec),
+                             std::make_unique<Counter>(label_sets_max, std::move(kept)), nullptr,
+                             nullptr});
   return *families_.back().counter;
 }
 
@@ -145,10 +201,12 @@ void Figures::sampled(FigureSpec spec, Sampler sample) {
 
 HistogramFigure& Figures::histogram(FigureSpec spec, std::vector<double> upper_bounds) {
   TARDE_ASSERT(spec.kind == FigureKind::kHistogram);
-  TARDE_ASSERT(spec.labels.empty());
+  TARDE_ASSERT(spec.label_sets_max >= 2);
   check_new(spec);
-  families_.push_back(Family{std::move(spec), nullptr, nullptr,
-                             std::make_unique<HistogramFigure>(std::move(upper_bounds))});
+  const size_t label_sets_max = spec.label_sets_max;
+  families_.push_back(
+      Family{std::move(spec), nullptr, nullptr,
+             std::make_unique<HistogramFigure>(std::move(upper_bounds), label_sets_max)});
   return *families_.back().histogram;
 }
 
@@ -162,20 +220,22 @@ FigureSamples Figures::read(const Family& family) const {
 std::string Figures::prometheus_text() const {
   std::string out;
   for (const Family& family : families_) {
-    const std::string metric = kMetricPrefix + family.spec.name;
+    const std::string metric = metric_name(family.spec);
     out += "# HELP " + metric + " " + escaped(family.spec.help, false) + "\n";
     out += "# TYPE " + metric + " " + type_name(family.spec.kind) + "\n";
     if (family.histogram) {
-      out += family.histogram->render(metric);
+      out += family.histogram->render(metric, family.spec.labels);
       continue;
     }
     const FigureSamples samples = read(family);
+    const double divisor = family.spec.metrics_divisor;
     if (family.spec.labels.empty()) {
-      out += metric + " " + figure_text(samples.total_value()) + "\n";
+      out += metric + " " + figure_text(samples.total_value() / divisor) + "\n";
       continue;
     }
     for (const auto& [labels, value] : samples.samples()) {
-      out += metric + label_text(family.spec.labels, labels) + " " + figure_text(value) + "\n";
+      out += metric + label_text(family.spec.labels, labels) + " " + figure_text(value / divisor) +
+             "\n";
     }
   }
   return out;
@@ -202,11 +262,20 @@ std::string figure_text(double value) {
   if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9.0e15) {
     return std::to_string(static_cast<int64_t>(value));
   }
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  // Plain decimals ("0.0001", not "1e-04") from a millionth to 1e15, the range of
+  // bucket bounds and seconds; the shortest form that reads back exactly.
+  char buffer[64];
+  const bool plain = std::isfinite(value) && std::fabs(value) >= 1e-6 && std::fabs(value) < 1e15;
+  const auto result =
+      plain ? std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed)
+            : std::to_chars(buffer, buffer + sizeof buffer, value);
   return std::string(buffer, result.ptr);
 }
 
 std::string escape_label_value(const std::string& value) { return escaped(value, true); }
+
+std::string metric_name(const FigureSpec& spec) {
+  return spec.unprefixed ? spec.name : kMetricPrefix + spec.name;
+}
 
 }  // namespace tarde

@@ -33,6 +33,19 @@ struct FigureSpec {
   // whose every value is "other", so no client can grow the page without
   // bound.
   size_t label_sets_max = kLabelSetsMax;
+  // Labels whose values stay as they are when a label set counts as
+  // "other": the queue, whose values are the queues that exist, so a flood
+  // of reasons still shows in which queue it happens. The page then holds at
+  // most label_sets_max sets plus one per kept value.
+  std::vector<std::string> kept_labels = {};
+  // The metrics page shows the value divided by this: 1000 shows a figure
+  // STATS gives in milliseconds in seconds, the base unit Prometheus
+  // expects. STATS shows the value as sampled.
+  double metrics_divisor = 1;
+  // True: `name` is the whole metric name, without "tarde_", for the
+  // families every Prometheus client library exports under the same name
+  // (process_cpu_seconds_total, ...).
+  bool unprefixed = false;
   static constexpr size_t kLabelSetsMax = 1000;
 };
 
@@ -58,13 +71,14 @@ class FigureSamples {
 // over its label sets. Single-threaded: the thread that owns the registry.
 class Counter {
  public:
-  explicit Counter(size_t label_sets_max = FigureSpec::kLabelSetsMax)
-      : label_sets_max_(label_sets_max) {}
+  explicit Counter(size_t label_sets_max = FigureSpec::kLabelSetsMax, std::vector<bool> kept = {})
+      : label_sets_max_(label_sets_max), kept_(std::move(kept)) {}
   // A figure without labels is its total alone: one addition, the hot path
   // of counters such as commands and commits.
   void add(uint64_t n = 1) { total_ += n; }
-  // Counts under `labels`, or under all-"other" labels once label_sets_max
-  // label sets are in use.
+  // Counts under `labels`, or, once label_sets_max label sets are in use,
+  // under `labels` with every value not kept (FigureSpec::kept_labels)
+  // replaced by "other".
   void add(const LabelValues& labels, uint64_t n = 1);
   uint64_t total() const { return total_; }
   uint64_t value(const LabelValues& labels) const {
@@ -75,24 +89,39 @@ class Counter {
 
  private:
   size_t label_sets_max_;
+  std::vector<bool> kept_;  // by label position; empty: none kept
   std::map<LabelValues, uint64_t> by_labels_;
   uint64_t total_ = 0;
 };
 
 // HistogramFigure counts observations into fixed buckets, so the hot path
-// never allocates. Single-threaded, like Counter.
+// of an unlabeled histogram never allocates; a labeled one allocates once
+// per new label set. Label sets are bounded as a Counter's are.
+// Single-threaded, like Counter.
 class HistogramFigure {
  public:
-  explicit HistogramFigure(std::vector<double> upper_bounds);
+  explicit HistogramFigure(std::vector<double> upper_bounds,
+                           size_t label_sets_max = FigureSpec::kLabelSetsMax);
+  // Requires: the histogram has no labels.
   void observe(double value);
-  // Prometheus lines `<metric>_bucket{le=...}`, `_sum`, `_count`.
-  std::string render(const std::string& metric) const;
+  // Requires: as many values as the histogram has labels.
+  void observe(const LabelValues& labels, double value);
+  // Prometheus lines `<metric>_bucket{<labels>,le=...}`, `_sum`, `_count`,
+  // one group per label set. `label_names` empty: the unlabeled series.
+  std::string render(const std::string& metric, const std::vector<std::string>& label_names) const;
 
  private:
+  struct Series {
+    std::vector<uint64_t> counts;  // cumulative, one per bound
+    uint64_t count = 0;
+    double sum = 0;
+  };
+  void add(Series& series, double value) const;
+
   std::vector<double> bounds_;
-  std::vector<uint64_t> counts_;
-  uint64_t count_ = 0;
-  double sum_ = 0;
+  size_t label_sets_max_;
+  Series unlabeled_;
+  std::map<LabelValues, Series> by_labels_;
 };
 
 // Figures is the registry of everything tarde measures about itself. Code
@@ -109,7 +138,8 @@ class Figures {
   // A figure read from its owner's own state whenever a page is rendered.
   // Requires: `sample` stays callable while the registry is rendered.
   void sampled(FigureSpec spec, Sampler sample);
-  // A histogram observed by the caller. It is not shown in STATS.
+  // A histogram observed by the caller, labeled or not. It is not shown in
+  // STATS.
   HistogramFigure& histogram(FigureSpec spec, std::vector<double> upper_bounds);
 
   // The Prometheus text exposition (version 0.0.4) of every figure: HELP
@@ -139,5 +169,9 @@ std::string figure_text(double value);
 // A label value escaped for the exposition format: backslash, double quote
 // and line feed become \\, \" and \n.
 std::string escape_label_value(const std::string& value);
+
+// The name a family has on the metrics page: "tarde_" + spec.name, or
+// spec.name alone when spec.unprefixed.
+std::string metric_name(const FigureSpec& spec);
 
 }  // namespace tarde

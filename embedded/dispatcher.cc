@@ -7,6 +7,7 @@
 #include <exception>
 #include <typeinfo>
 
+#include "base/log_record.h"
 #include "embedded/convert.h"
 #include "net/wire/tokens.h"
 
@@ -65,7 +66,10 @@ void DispatchLoop::run(uint64_t holder) {
     auto got = host_.reserve(queue_, holder, options_.wait.count());
     if (!got.is_ok()) {
       if (got.status().code() == Status::Code::kShuttingDown) break;
-      spdlog::warn("tarde dispatch {}: reserve: {}", queue_, got.status().to_string());
+      spdlog::warn(LogRecord("dispatch.reserve_failed")
+                       .text("queue", queue_)
+                       .text("error", got.status().to_string())
+                       .line());
       std::this_thread::sleep_for(kRetryPause);
       continue;
     }
@@ -75,7 +79,10 @@ void DispatchLoop::run(uint64_t holder) {
   // Leases a stopped worker still holds go back (none, unless an answer failed).
   Status gone = host_.holder_gone(holder);
   if (!gone.is_ok() && gone.code() != Status::Code::kShuttingDown) {
-    spdlog::warn("tarde dispatch {}: giving leases back: {}", queue_, gone.to_string());
+    spdlog::warn(LogRecord("dispatch.release_failed")
+                     .text("queue", queue_)
+                     .text("error", gone.to_string())
+                     .line());
   }
 }
 

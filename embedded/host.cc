@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "base/log_record.h"
+
 namespace tarde::embedded {
 
 // A RESERVE with a wait, parked in the Core until its queue has a request
@@ -227,7 +229,7 @@ void Host::close() {
   if (close_done_) return;
   close_done_ = true;
   if (on_io_thread()) {
-    spdlog::error("tarde: close() on its own io thread; leaving the store open");
+    spdlog::error(LogRecord("close.on_io_thread").text("msg", "leaving the store open").line());
     return;
   }
   accepting_ = false;
@@ -244,7 +246,12 @@ void Host::close() {
     const uint64_t holders = next_holder_.load();
     for (uint64_t conn = 1; conn < holders; ++conn) {
       Status status = core_->engine().connection_closed(conn);
-      if (!status.is_ok()) spdlog::error("tarde: giving leases back: {}", status.to_string());
+      if (!status.is_ok()) {
+        spdlog::error(LogRecord("release_leases.failed")
+                          .number("conn", conn)
+                          .text("error", status.to_string())
+                          .line());
+      }
     }
     core_->stop_timers();
     idle_.emplace();

@@ -299,6 +299,7 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     leases_[rec->tx_id] = lease;
     leases_by_conn_[conn].insert(rec->tx_id);
     queue.leased += 1;
+    queue.handed_out += 1;
     queue.leased_keys.insert(key);
     queue.ready.pop_front();
     return std::optional<HandOut>(
@@ -473,6 +474,7 @@ Engine::QueueFigures Engine::queue_figures(std::string_view queue_name) {
   figures.ready = non_negative(queue.owned_ready - static_cast<int64_t>(queue.leased));
   figures.dead = non_negative(queue.dead);
   figures.leased = queue.leased;
+  figures.handed_out = queue.handed_out;
   const std::optional<ReadyQueue::Key> oldest = queue.ready.front_in_memory();
   figures.oldest_ready_at_ms = oldest ? oldest->first : 0;
   figures.breaker = queue.breaker.state(clock_.now_wall_ms());

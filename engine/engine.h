@@ -259,6 +259,7 @@ class Engine {
     uint64_t ready = 0;
     uint64_t leased = 0;
     uint64_t dead = 0;
+    uint64_t handed_out = 0;  // requests RESERVE handed out since start
     int64_t oldest_ready_at_ms = 0;
     Breaker::State breaker = Breaker::State::kClosed;
   };
@@ -279,6 +280,7 @@ class Engine {
     int64_t owned_ready = 0;
     int64_t dead = 0;
     uint64_t leased = 0;
+    uint64_t handed_out = 0;  // since start, for the metrics page
     TokenBucket bucket;
     Breaker breaker;
     std::string probe_tx_id;  // the half-open breaker's probe, if out

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/crash_point.h"
+#include "base/log_record.h"
 
 namespace tarde::net {
 namespace {
@@ -34,7 +35,9 @@ Core::~Core() {
   staged_.reset();
   if (durable_) {
     Status status = durable_->close();
-    if (!status.is_ok()) spdlog::error("closing the store: {}", status.to_string());
+    if (!status.is_ok()) {
+      spdlog::error(LogRecord("store.close_failed").text("error", status.to_string()).line());
+    }
   }
 }
 
@@ -44,12 +47,14 @@ Status Core::open(const CoreOptions& options) {
   kv_options.sync = options.sync;
   // Muted until the store is open: a refused start logs its one line only.
   kv_options.log_sink = [this](const std::string& line) {
-    if (store_open_) spdlog::warn("rocksdb: {}", line);
+    if (store_open_) spdlog::warn(LogRecord("rocksdb").text("msg", line).line());
   };
   storage::OpenedStore opened = storage::open_for_serving(options.data_dir, kv_options);
   open_problem_ = opened.problem;
   if (!opened.status.is_ok()) return opened.status;
-  if (!opened.warning.empty()) spdlog::warn("{}", opened.warning);
+  if (!opened.warning.empty()) {
+    spdlog::warn(LogRecord("store.warning").text("msg", opened.warning).line());
+  }
   durable_ = std::move(opened.kv);
   store_open_ = true;
   staged_ = std::make_unique<storage::StagedKv>(*durable_);
@@ -86,17 +91,25 @@ Status Core::open(const CoreOptions& options) {
        .stats_name = "sweep_scanned"},
       [this](FigureSamples& out) { out.total(static_cast<double>(sweep_->scanned())); });
   engine_->declare_figures(figures_);
-  spdlog::info(
-      "recovered {} in {} ms: {} timers in memory; counting and checking invariants in "
-      "the background",
-      options.data_dir, report.took_ms, report.due_in_memory);
+  spdlog::info(LogRecord("recovered")
+                   .text("data", options.data_dir)
+                   .number("took_ms", report.took_ms)
+                   .number("due_in_memory", report.due_in_memory)
+                   .text("msg", "counting and checking invariants in the background")
+                   .line());
   engine_->set_ready_listener([this](const std::string& queue) { signal_ready(queue); });
   engine_->set_breaker_listener([](const std::string& queue, engine::Breaker::State state) {
     if (state == engine::Breaker::State::kOpen) {
-      spdlog::warn("alert: circuit breaker of queue {} opened: most answers were TRANSIENT", queue);
+      spdlog::warn(LogRecord("alert.breaker_open")
+                       .text("queue", queue)
+                       .text("msg", "most answers were TRANSIENT")
+                       .line());
     } else {
-      spdlog::info("circuit breaker of queue {} is {}", queue,
-                   state == engine::Breaker::State::kHalfOpen ? "half-open (probing)" : "closed");
+      spdlog::info(
+          LogRecord("breaker")
+              .text("queue", queue)
+              .text("state", state == engine::Breaker::State::kHalfOpen ? "half_open" : "closed")
+              .line());
     }
   });
   engine_->set_transition_listener(
@@ -149,22 +162,31 @@ void Core::on_commit(uint64_t seq, const Status& status) {
     // next commit, so writes resume by themselves once the fault is gone.
     failed_commits_in_a_row_ += 1;
     if (failed_commits_in_a_row_ == 1) {
-      spdlog::error(
-          "storage refused a write: commit of group {} failed: {}; its commands answer ERR "
-          "INTERNAL, reads go on, writes are retried with each new command",
-          seq, status.to_string());
+      spdlog::error(LogRecord("commit.failed")
+                        .number("group", seq)
+                        .text("error", status.to_string())
+                        .text("msg",
+                              "storage refused a write: its commands answer ERR INTERNAL, "
+                              "reads go on, writes are retried with each new command")
+                        .line());
     } else {
-      spdlog::debug("commit of group {} failed again: {}", seq, status.to_string());
+      spdlog::debug(LogRecord("commit.failed_again")
+                        .number("group", seq)
+                        .text("error", status.to_string())
+                        .line());
     }
     engine::RecoveryReport report;
     Status reloaded = engine_->start_recovery(&report);
     if (!reloaded.is_ok())
-      spdlog::error("reloading after a failed commit: {}", reloaded.to_string());
+      spdlog::error(LogRecord("commit.reload_failed").text("error", reloaded.to_string()).line());
     // The reload restarted the counts; the sweep that completes them starts
     // once writes work again (a reopen of the store drops its snapshot).
     sweep_->stop();
   } else if (failed_commits_in_a_row_ > 0) {
-    spdlog::warn("storage accepts writes again after {} failed commits", failed_commits_in_a_row_);
+    spdlog::warn(LogRecord("commit.resumed")
+                     .number("failed_commits", failed_commits_in_a_row_)
+                     .text("msg", "storage accepts writes again")
+                     .line());
     failed_commits_in_a_row_ = 0;
     sweep_->start();
   }
@@ -185,15 +207,20 @@ void Core::on_commit(uint64_t seq, const Status& status) {
 // still needs it (the repairs go out with the next commit).
 void Core::on_sweep_done(const Status& status, engine::Sweep sweep, int64_t took_ms) {
   if (!status.is_ok()) {
-    spdlog::error("background invariant sweep failed after {} ms: {}; counts stay partial", took_ms,
-                  status.to_string());
+    spdlog::error(LogRecord("sweep.failed")
+                      .number("took_ms", took_ms)
+                      .text("error", status.to_string())
+                      .text("msg", "counts stay partial")
+                      .line());
     return;
   }
   std::vector<std::string> repairs;
   Status finished = engine_->finish_recovery(sweep, &repairs);
-  for (const std::string& repair : repairs) spdlog::warn("recovery: {}", repair);
+  for (const std::string& repair : repairs) {
+    spdlog::warn(LogRecord("sweep.repair").text("msg", repair).line());
+  }
   if (!finished.is_ok()) {
-    spdlog::error("applying the background sweep: {}", finished.to_string());
+    spdlog::error(LogRecord("sweep.apply_failed").text("error", finished.to_string()).line());
     return;
   }
   uint64_t ready = 0;
@@ -202,11 +229,15 @@ void Core::on_sweep_done(const Status& status, engine::Sweep sweep, int64_t took
     ready += counts.ready;
     dead += counts.dead;
   }
-  spdlog::info(
-      "background sweep done in {} ms: {} entries visited, {} transactions, {} ready, {} dead "
-      "letters at start, {} violations, {} repairs",
-      took_ms, sweep_->scanned(), sweep.transactions, ready, dead, sweep.violations.size(),
-      repairs.size());
+  spdlog::info(LogRecord("sweep.done")
+                   .number("took_ms", took_ms)
+                   .number("scanned", sweep_->scanned())
+                   .number("transactions", sweep.transactions)
+                   .number("ready", ready)
+                   .number("dead_letters", dead)
+                   .number("violations", sweep.violations.size())
+                   .number("repairs", repairs.size())
+                   .line());
   after_commands();
 }
 
@@ -236,7 +267,7 @@ void Core::on_timer() {
   auto more = engine_->run_timers(fire);
   TARDE_CRASH_POINT("timer.after_fire");
   if (!more.is_ok()) {
-    spdlog::error("timers: {}", more.status().to_string());
+    spdlog::error(LogRecord("timers.failed").text("error", more.status().to_string()).line());
   } else if (more.value()) {
     asio::post(io_, [this] { on_timer(); });  // more due: after serving connections
   }

@@ -25,10 +25,11 @@ GroupCommitter::GroupCommitter(asio::io_context& io, storage::StagedKv& staged,
                            .kind = FigureKind::kCounter,
                            .help = "Group commits the store refused (disk full, I/O error).",
                            .stats_name = "commits_failed"})),
-      latency_ms_(figures.histogram({.name = "commit_latency_ms",
-                                     .kind = FigureKind::kHistogram,
-                                     .help = "Time to write and fsync one group commit, in ms."},
-                                    {0.1, 0.25, 0.5, 1, 2, 5, 10, 25, 50, 100})),
+      latency_seconds_(figures.histogram(
+          {.name = "commit_latency_seconds",
+           .kind = FigureKind::kHistogram,
+           .help = "Time to write and fsync one group commit, in seconds."},
+          {0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1})),
       writes_per_commit_(figures.histogram(
           {.name = "commands_per_commit",
            .kind = FigureKind::kHistogram,
@@ -113,7 +114,7 @@ void GroupCommitter::finish(uint64_t seq, const Status& status, int64_t took_us,
     staged_.committed(seq);
     commits_.add();
     ops_committed_ += ops;
-    latency_ms_.observe(took_us / 1000.0);
+    latency_seconds_.observe(static_cast<double>(took_us) / 1e6);
     writes_per_commit_.observe(static_cast<double>(writes));
     // The next group starts its write and fsync before this group's
     // replies are sent: sending them to many connections takes as long

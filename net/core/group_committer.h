@@ -85,7 +85,7 @@ class GroupCommitter {
   Counter& inline_commits_;
   Counter& failed_commits_;
   uint64_t ops_committed_ = 0;
-  HistogramFigure& latency_ms_;
+  HistogramFigure& latency_seconds_;
   HistogramFigure& writes_per_commit_;
 
   std::mutex mutex_;

@@ -17,12 +17,12 @@ class TransitionLog {
   void on_transition(const engine::TransitionNote& note);
 
  private:
-  Counter& answers_;  // by queue and outcome
-  Counter& retries_scheduled_;
-  Counter& failures_;      // by reason
-  Counter& dead_letters_;  // by queue, since start
-  // How late retries fired after their instant, in ms.
-  HistogramFigure& lateness_ms_;
+  Counter& answers_;            // by queue and outcome
+  Counter& retries_scheduled_;  // by queue
+  Counter& failures_;           // by queue and reason
+  Counter& dead_letters_;       // by queue, since start
+  // How late retries fired after their instant, in seconds, by queue.
+  HistogramFigure& lateness_seconds_;
 };
 
 }  // namespace tarde::net

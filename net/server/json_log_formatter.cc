@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/json_text.h"
+#include "base/log_record.h"
 #include "base/time_text.h"
 
 namespace tarde::net {
@@ -16,7 +17,13 @@ void JsonLogFormatter::format(const spdlog::details::log_msg& msg, spdlog::memor
   nlohmann::ordered_json line;
   line["time"] = iso_utc_ms(ms);
   line["level"] = std::string(level.data(), level.size());
-  line["msg"] = std::string(msg.payload.data(), msg.payload.size());
+  const std::string_view payload(msg.payload.data(), msg.payload.size());
+  if (auto record = parse_log_line(payload)) {
+    // A LogRecord: each field its own key, after time and level.
+    for (auto& [key, value] : record->items()) line[key] = std::move(value);
+  } else {
+    line["msg"] = std::string(payload);  // free text from a library
+  }
   const std::string text = json_text(line) + "\n";
   dest.append(text.data(), text.data() + text.size());
 }

@@ -6,8 +6,10 @@
 
 namespace tarde::net {
 
-// JsonLogFormatter writes each log record as one JSON object per line
-// ({"time": ..., "level": ..., "msg": ...}) for log shippers, through
+// JsonLogFormatter writes each log record as one JSON object per line for
+// log shippers: {"time": ..., "level": ..., "event": ..., then one key per
+// field of the LogRecord (base/log_record.h) the message was written as; a
+// message that is not a LogRecord line (free text) goes under "msg". Through
 // json_text (base/json_text.h), so that whatever bytes a message carries (a
 // tx_id, a reason, a path in UTF-8 or not) the line stays valid JSON.
 // Selected with `--log-format json`. Stateless; safe on any thread.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/log_record.h"
 #include "net/server/command_line.h"
 #include "net/server/json_log_formatter.h"
 #include "net/server/server.h"
@@ -91,7 +92,10 @@ int main(int argc, char** argv) {
   tarde::Status status = server.open();
   if (!status.is_ok()) {
     const bool refused = server.open_problem() != tarde::storage::OpenProblem::kNone;
-    spdlog::error("cannot start: {}", refused ? status.message() : status.to_string());
+    spdlog::error(
+        tarde::LogRecord("start.failed")
+            .text("msg", "cannot start: " + (refused ? status.message() : status.to_string()))
+            .line());
     return start_failure_exit_code(server.open_problem());
   }
   // Under systemd (Type=notify) READY=1 goes out once the store is recovered

@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "base/crash_point.h"
+#include "base/log_record.h"
 #include "net/server/http_listener.h"
+#include "net/server/process_figures.h"
 #include "net/server/replies.h"
 #include "net/server/session.h"
 #include "storage/store_open.h"
@@ -60,9 +62,10 @@ Server::Server(ServerOptions options)
 // log declare theirs where they count them.
 void Server::declare_figures() {
   figures_.sampled(
-      {.name = "uptime_ms",
-       .help = "Milliseconds since the server started.",
-       .stats_name = "uptime_ms"},
+      {.name = "uptime_seconds",
+       .help = "Seconds since the server started.",
+       .stats_name = "uptime_ms",
+       .metrics_divisor = 1000},
       [this](FigureSamples& out) {
         out.total(static_cast<double>(core_.clock().now_steady_ms() - started_steady_ms_));
       });
@@ -77,6 +80,7 @@ void Server::declare_figures() {
                                  .kind = FigureKind::kCounter,
                                  .help = "Commands run since start.",
                                  .stats_name = "commands"});
+  declare_process_figures(figures_);
 }
 
 void Server::begin_command() {
@@ -125,14 +129,25 @@ Status Server::open() {
 }
 
 void Server::run() {
-  spdlog::info("tarde listening on {}:{} (data {}, sync={}{})", options_.listen_host, port_,
-               options_.data_dir, options_.sync ? "always" : "none",
-               auth_token_ ? ", AUTH required" : "");
+  // Scripts and tests wait for "tarde listening on HOST:PORT" in msg.
+  spdlog::info(
+      LogRecord("listening")
+          .text("msg", "tarde listening on " + options_.listen_host + ":" + std::to_string(port_))
+          .text("host", options_.listen_host)
+          .number("port", port_)
+          .text("data", options_.data_dir)
+          .text("sync", options_.sync ? "always" : "none")
+          .number("auth", auth_token_ ? 1 : 0)
+          .line());
   if (!acceptor_.local_endpoint().address().is_loopback()) {
-    spdlog::warn("{} is reachable from other machines{}", options_.listen_host,
-                 auth_token_ ? ""
-                             : " and no --auth-token-file is set: anyone who can connect "
-                               "can read and change every transaction");
+    spdlog::warn(LogRecord("exposed")
+                     .text("host", options_.listen_host)
+                     .text("msg", options_.listen_host + " is reachable from other machines" +
+                                      (auth_token_ ? ""
+                                                   : " and no --auth-token-file is set: anyone "
+                                                     "who can connect can read and change "
+                                                     "every transaction"))
+                     .line());
   }
   if (notify_) {
     notify_("READY=1\nSTATUS=listening on " + options_.listen_host + ":" + std::to_string(port_) +
@@ -140,14 +155,14 @@ void Server::run() {
   }
   signals_.async_wait([this](const asio::error_code& ec, int signal) {
     if (ec) return;
-    spdlog::info("signal {}: stopping", signal);
+    spdlog::info(LogRecord("stopping").number("signal", signal).line());
     stop();
   });
   do_accept();
   sweep_idle();
   asio::post(io_, [this] { after_commands(); });
   io_.run();
-  spdlog::info("tarde stopped");
+  spdlog::info(LogRecord("stopped").text("msg", "tarde stopped").line());
 }
 
 void Server::do_accept() {
@@ -170,7 +185,7 @@ void Server::on_accept(const asio::error_code& ec, asio::ip::tcp::socket socket)
       session->start();
     }
   } else {
-    spdlog::warn("accept: {}", ec.message());
+    spdlog::warn(LogRecord("accept.failed").text("error", ec.message()).line());
   }
   do_accept();
 }
@@ -185,8 +200,12 @@ void Server::session_closed(Session* session) {
   }
   core_.forget_commit_waiter(session);
   Status status = core_.engine().connection_closed(conn);
-  if (!status.is_ok())
-    spdlog::error("releasing leases of a closed connection: {}", status.to_string());
+  if (!status.is_ok()) {
+    spdlog::error(LogRecord("release_leases.failed")
+                      .number("conn", conn)
+                      .text("error", status.to_string())
+                      .line());
+  }
   after_commands();
   if (shutting_down_) finish_shutdown_when_idle();
 }
@@ -229,8 +248,10 @@ void Server::sweep_idle() {
     }
   }
   if (!idle.empty()) {
-    spdlog::info("closing {} connections idle for over {} ms", idle.size(),
-                 options_.idle_timeout_ms);
+    spdlog::info(LogRecord("idle_close")
+                     .number("connections", idle.size())
+                     .number("idle_timeout_ms", options_.idle_timeout_ms)
+                     .line());
   }
   for (auto& session : idle) session->close();
   idle_timer_.expires_after(kIdleSweepInterval);
@@ -252,7 +273,8 @@ void Server::stop() {
   grace_timer_.expires_after(kShutdownGrace);
   grace_timer_.async_wait([this](const asio::error_code& ec) {
     if (ec) return;
-    spdlog::warn("shutdown grace period over; closing remaining connections");
+    spdlog::warn(
+        LogRecord("shutdown.grace_over").text("msg", "closing remaining connections").line());
     io_.stop();
   });
   finish_shutdown_when_idle();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "base/log_record.h"
 #include "net/server/replies.h"
 #include "net/server/session_host.h"
 
@@ -63,16 +64,23 @@ void Session::do_read() {
 void Session::note_paused() {
   if (paused_) return;
   paused_ = true;
-  spdlog::warn(
-      "connection {}: paused reading: {} replies ({} bytes) wait for the client to read them "
-      "(bounds {} replies, {} bytes)",
-      ctx_.conn_id, pending_.size(), pending_bytes_, kPendingRepliesMax, kOutputBytesMax);
+  spdlog::warn(LogRecord("paused_reading")
+                   .number("conn", ctx_.conn_id)
+                   .number("replies", pending_.size())
+                   .number("bytes", pending_bytes_)
+                   .number("replies_max", kPendingRepliesMax)
+                   .number("bytes_max", kOutputBytesMax)
+                   .text("msg", "paused reading: replies wait for the client to read them")
+                   .line());
 }
 
 void Session::note_caught_up() {
   if (!paused_ || !pending_.empty() || pending_bytes_ != 0) return;
   paused_ = false;
-  spdlog::info("connection {}: the client read every waiting reply; pause over", ctx_.conn_id);
+  spdlog::info(LogRecord("pause_over")
+                   .number("conn", ctx_.conn_id)
+                   .text("msg", "pause over: the client read every waiting reply")
+                   .line());
 }
 
 void Session::on_read(const asio::error_code& wait_error) {

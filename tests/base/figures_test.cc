@@ -99,6 +99,9 @@ TEST_CASE("figures: numbers print whole without a fraction, others exactly") {
   CHECK(figure_text(12345678901) == "12345678901");
   CHECK(figure_text(0.25) == "0.25");
   CHECK(figure_text(0.1) == "0.1");
+  CHECK(figure_text(0.0001) == "0.0001");  // not 1e-04
+  CHECK(figure_text(0.00025) == "0.00025");
+  CHECK(figure_text(1.5e-9) == "1.5e-09");
 }
 
 }  // namespace
@@ -124,6 +127,68 @@ TEST_CASE("figures: a counter keeps a bounded number of label sets; the rest cou
   CHECK(contains(text, "tarde_failures_total{reason=\"other\"} 9997\n"));
   CHECK(failures.total() == 10'001);
   CHECK(text.size() < 400);
+}
+
+}  // namespace
+}  // namespace tarde
+
+namespace tarde {
+namespace {
+
+TEST_CASE("figures: past the bound, only the labels not kept become other") {
+  Figures figures;
+  Counter& failures = figures.counter({.name = "failures_total",
+                                       .kind = FigureKind::kCounter,
+                                       .help = "Failures by queue and reason.",
+                                       .labels = {"queue", "reason"},
+                                       .label_sets_max = 3,
+                                       .kept_labels = {"queue"}});
+  failures.add({"a", "R1"});
+  failures.add({"a", "R2"});
+  failures.add({"a", "R3"});
+  failures.add({"b", "R4"});
+  failures.add({"b", "R5"});
+  const std::string text = figures.prometheus_text();
+  CHECK(contains(text, "tarde_failures_total{queue=\"a\",reason=\"R1\"} 1\n"));
+  CHECK(contains(text, "tarde_failures_total{queue=\"a\",reason=\"R2\"} 1\n"));
+  CHECK(contains(text, "tarde_failures_total{queue=\"a\",reason=\"other\"} 1\n"));
+  CHECK(contains(text, "tarde_failures_total{queue=\"b\",reason=\"other\"} 2\n"));
+}
+
+TEST_CASE("figures: a labeled histogram renders one series per label set, le last") {
+  Figures figures;
+  HistogramFigure& lateness = figures.histogram({.name = "lateness_seconds",
+                                                 .kind = FigureKind::kHistogram,
+                                                 .help = "Lateness.",
+                                                 .labels = {"queue"},
+                                                 .label_sets_max = 2},
+                                                {0.001, 0.01});
+  lateness.observe({"a\"q"}, 0.0005);
+  lateness.observe({"a\"q"}, 0.5);
+  lateness.observe({"b"}, 0.005);  // the one free set is the overflow's
+  const std::string text = figures.prometheus_text();
+  CHECK(contains(text, "tarde_lateness_seconds_bucket{queue=\"a\\\"q\",le=\"0.001\"} 1\n"));
+  CHECK(contains(text, "tarde_lateness_seconds_bucket{queue=\"a\\\"q\",le=\"+Inf\"} 2\n"));
+  CHECK(contains(text, "tarde_lateness_seconds_sum{queue=\"a\\\"q\"} 0.5005\n"));
+  CHECK(contains(text, "tarde_lateness_seconds_count{queue=\"a\\\"q\"} 2\n"));
+  CHECK(contains(text, "tarde_lateness_seconds_bucket{queue=\"other\",le=\"0.01\"} 1\n"));
+}
+
+TEST_CASE("figures: metrics_divisor shows base units; unprefixed names stay as given") {
+  Figures figures;
+  figures.sampled({.name = "uptime_seconds",
+                   .help = "Uptime.",
+                   .stats_name = "uptime_ms",
+                   .metrics_divisor = 1000},
+                  [](FigureSamples& out) { out.total(10754); });
+  figures.sampled({.name = "process_open_fds", .help = "Fds.", .unprefixed = true},
+                  [](FigureSamples& out) { out.total(7); });
+  const std::string text = figures.prometheus_text();
+  CHECK(contains(text, "\ntarde_uptime_seconds 10.754\n"));
+  CHECK(contains(text, "# TYPE process_open_fds gauge\nprocess_open_fds 7\n"));
+  const auto lines = figures.stats_lines();
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == std::pair<std::string, std::string>{"uptime_ms", "10754"});
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "base/log_record.h"
 #include "net/server/json_log_formatter.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
@@ -59,11 +60,32 @@ TEST_CASE("the server's JSON log lines carry a UTF-8 data directory intact") {
     CAPTURE(line);
     const auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     REQUIRE_FALSE(parsed.is_discarded());
-    const std::string msg = parsed["msg"];
-    if (msg.rfind("tarde listening on", 0) == 0) {
+    if (parsed["event"] == "listening") {
       listening += 1;
-      CHECK(msg.find("données-日本-" + kReplacement) != std::string::npos);
+      CHECK(parsed["data"] == data.substr(0, data.size() - 1) + kReplacement);
     }
   }
   CHECK(listening == 1);
+}
+
+TEST_CASE("a LogRecord becomes one JSON key per field; free text stays under msg") {
+  const std::string line = formatted(LogRecord("alert.failed")
+                                         .text("tx", "T\"1\\")
+                                         .text("queue", "q")
+                                         .number("attempt", 3)
+                                         .text("reason", "x\ny\x01")
+                                         .line());
+  const auto parsed = nlohmann::json::parse(line);
+  CHECK(line.rfind("{\"time\":\"", 0) == 0);
+  CHECK(line.find("\",\"level\":\"info\",\"event\":\"alert.failed\",\"tx\":") != std::string::npos);
+  CHECK(parsed["tx"] == "T\"1\\");
+  CHECK(parsed["queue"] == "q");
+  CHECK(parsed["attempt"] == 3);
+  CHECK(parsed["reason"] == "x\ny\x01");
+  CHECK_FALSE(parsed.contains("msg"));
+  CHECK(line.find('\n') == line.size() - 1);
+
+  const auto free_text = nlohmann::json::parse(formatted("Free text: not a record"));
+  CHECK(free_text["msg"] == "Free text: not a record");
+  CHECK_FALSE(free_text.contains("event"));
 }

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 
+#include "base/log_record.h"
 #include "tests/support/raw_client.h"
 #include "tests/support/server_process.h"
 
@@ -111,20 +113,52 @@ TEST_CASE("GET /metrics parses as Prometheus text and has every metric an operat
   REQUIRE(response.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   const std::string body = response.substr(response.find("\r\n\r\n") + 4);
   const std::set<std::string> metrics = parse_exposition(body);
-  for (const char* name :
-       {"tarde_transactions", "tarde_answers_total", "tarde_retries_scheduled_total",
-        "tarde_stale_dropped_total", "tarde_failures_total", "tarde_dead_letters",
-        "tarde_dead_lettered_total", "tarde_ready", "tarde_leased",
-        "tarde_oldest_ready_age_seconds", "tarde_breaker_open", "tarde_timer_lateness_ms",
-        "tarde_commit_latency_ms", "tarde_commands_per_commit", "tarde_connections"}) {
+  for (const char* name : {"tarde_transactions",
+                           "tarde_answers_total",
+                           "tarde_retries_scheduled_total",
+                           "tarde_stale_dropped_total",
+                           "tarde_failures_total",
+                           "tarde_dead_letters",
+                           "tarde_dead_lettered_total",
+                           "tarde_ready",
+                           "tarde_leased",
+                           "tarde_oldest_ready_age_seconds",
+                           "tarde_breaker_open",
+                           "tarde_timer_lateness_seconds",
+                           "tarde_commit_latency_seconds",
+                           "tarde_commands_per_commit",
+                           "tarde_connections",
+                           "tarde_uptime_seconds",
+                           "tarde_build_info",
+                           "process_cpu_seconds_total",
+                           "process_resident_memory_bytes",
+                           "process_virtual_memory_bytes",
+                           "process_open_fds",
+                           "process_max_fds",
+                           "process_start_time_seconds"}) {
     CAPTURE(name);
     CHECK(metrics.count(name) == 1);
   }
   CHECK(body.find("tarde_answers_total{queue=\"q\",outcome=\"CANCELLED\"} 1") != std::string::npos);
-  CHECK(body.find("tarde_failures_total{reason=\"REJECTED\"} 1") != std::string::npos);
+  CHECK(body.find("tarde_failures_total{queue=\"q\",reason=\"REJECTED\"} 1") != std::string::npos);
   CHECK(body.find("tarde_stale_dropped_total{kind=\"SENT\"} 1") != std::string::npos);
   CHECK(body.find("tarde_dead_lettered_total{queue=\"q\"} 1") != std::string::npos);
-  CHECK(body.find("tarde_timer_lateness_ms_count 1") != std::string::npos);
+  CHECK(body.find("tarde_retries_scheduled_total{queue=\"q\"} 1") != std::string::npos);
+  CHECK(body.find("tarde_timer_lateness_seconds_count{queue=\"q\"} 1") != std::string::npos);
+  // Base units: commit latencies in seconds, buckets from 0.1 ms to 1 s.
+  CHECK(body.find("tarde_commit_latency_seconds_bucket{le=\"0.0001\"}") != std::string::npos);
+  CHECK(body.find("tarde_commit_latency_seconds_bucket{le=\"1\"}") != std::string::npos);
+  CHECK(body.find("tarde_build_info{version=\"0.1.0\",revision=\"") != std::string::npos);
+  // Every counter ends in _total; no family is named in milliseconds.
+  std::istringstream types(body);
+  for (std::string line; std::getline(types, line);) {
+    CAPTURE(line);
+    if (line.rfind("# TYPE ", 0) != 0) continue;
+    CHECK(line.find("_ms ") == std::string::npos);
+    if (line.size() > 8 && line.compare(line.size() - 8, 8, " counter") == 0) {
+      CHECK(line.find("_total counter") != std::string::npos);
+    }
+  }
 
   CHECK(http_get(metrics_port, "/healthz").find("\r\n\r\nok\n") != std::string::npos);
   CHECK(http_get(metrics_port, "/nope").rfind("HTTP/1.1 404", 0) == 0);
@@ -153,40 +187,122 @@ TEST_CASE("reasons from clients reach /metrics escaped, and a flood of them stay
   const std::string body = response.substr(response.find("\r\n\r\n") + 4);
   const std::set<std::string> metrics = parse_exposition(body);  // still valid
   CHECK(metrics.count("tarde_failures_total") == 1);
-  CHECK(body.find("tarde_failures_total{reason=\"a\\\"b\\\\c\"} 1\n") != std::string::npos);
+  CHECK(body.find("tarde_failures_total{queue=\"q\",reason=\"a\\\"b\\\\c\"} 1\n") !=
+        std::string::npos);
   size_t lines = 0;
   for (size_t at = body.find("tarde_failures_total{"); at != std::string::npos;
        at = body.find("tarde_failures_total{", at + 1)) {
     lines += 1;
   }
   CHECK(lines == 100);  // 99 reasons as given, the rest under "other"
-  CHECK(body.find("tarde_failures_total{reason=\"other\"} 201\n") != std::string::npos);
+  CHECK(body.find("tarde_failures_total{queue=\"q\",reason=\"other\"} 201\n") != std::string::npos);
 }
 
-TEST_CASE("--log-format json writes one JSON object per line; debug logs every transition") {
+TEST_CASE("10,000 distinct long reasons leave /metrics under its stated bound") {
+  // README, "Metrics": with one queue the page stays under 64 KiB however
+  // many distinct reasons clients send.
+  constexpr size_t kPageBytesMax = 64 * 1024;
+  const uint16_t metrics_port = free_port();
+  testing::ServerProcess server(
+      {"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port), "--sync", "none"});
+  testing::RawClient c(server.port());
+  constexpr int kReasons = 10'000;
+  for (int i = 0; i < kReasons; ++i) {
+    const std::string tx = "T" + std::to_string(i);
+    std::string reason = "R" + std::to_string(i) + "\"\\";
+    reason.resize(200, 'x');  // the longest reason the protocol takes
+    c.send("ENQUEUE q " + tx + " sent=1 1\r\nx\r\nRESPOND " + tx + " 1 REJECTED reason=" + reason +
+           "\r\n");
+    if (i % 100 != 99) continue;
+    for (int reply = 0; reply < 200; ++reply) {  // pipelined by the hundred
+      const std::string line = c.read_line();
+      REQUIRE((line.rfind("CREATED", 0) == 0 || line.rfind("OK", 0) == 0));
+    }
+  }
+  const std::string response = http_get(metrics_port, "/metrics");
+  const std::string body = response.substr(response.find("\r\n\r\n") + 4);
+  parse_exposition(body);
+  CHECK(body.find("tarde_failures_total{queue=\"q\",reason=\"other\"} 9901\n") !=
+        std::string::npos);
+  CAPTURE(body.size());
+  CHECK(body.size() < kPageBytesMax);
+}
+
+TEST_CASE("--log-format json writes one JSON object per line, a key per field") {
   testing::ServerProcess server({"--log-format", "json", "--log-level", "debug"});
   testing::RawClient c(server.port());
-  REQUIRE(c.enqueue("q \"quoted\"-id").rfind("CREATED", 0) == 0);
-  REQUIRE(c.command("RESPOND \"quoted\"-id 1 REJECTED").rfind("OK", 0) == 0);
+  // Tokens are printable ASCII without spaces (PROTOCOL.md, "Tokens"), so
+  // quotes, backslashes, '=' and braces are what a client can send.
+  const std::string tx = "\"q\\uoted\"={x}-id";
+  const std::string reason = "a\"b\\c=d\"}{,\\n" + std::string(180, 'L');
+  REQUIRE(c.enqueue("q " + tx).rfind("CREATED", 0) == 0);
+  REQUIRE(c.command("RESPOND " + tx + " 1 REJECTED reason=" + reason).rfind("OK", 0) == 0);
   REQUIRE(c.command("PING") == "PONG");
-  const std::string log = server.log();
-  std::istringstream lines(log);
+  std::istringstream lines(server.log());
   std::string line;
   int transitions = 0;
-  bool alert = false;
-  static const std::regex json_line(
-      R"(^\{"time":"[0-9T:.\-]+Z","level":"[a-z]+","msg":"([^"\\]|\\.)*"\}$)");
+  int alerts = 0;
+  bool listening = false;
   while (std::getline(lines, line)) {
     CAPTURE(line);
-    CHECK(std::regex_match(line, json_line));
-    if (line.find("transition tx_id=\\\"quoted\\\"-id queue=q") != std::string::npos) {
-      transitions += 1;
-      CHECK(line.find("cause=") != std::string::npos);
-      CHECK(line.find("from=") != std::string::npos);
+    const auto parsed = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    REQUIRE(parsed.is_object());
+    CHECK(std::regex_match(parsed["time"].get<std::string>(),
+                           std::regex(R"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z)")));
+    REQUIRE(parsed.contains("event"));  // every line of the server is a record
+    CHECK_FALSE((parsed.contains("msg") && parsed["msg"].get<std::string>().empty()));
+    const std::string event = parsed["event"];
+    if (event == "listening") {
+      listening = true;
+      CHECK(parsed["port"] == server.port());
+      CHECK(parsed["host"] == "127.0.0.1");
     }
-    alert = alert ||
-            line.find("\"level\":\"warning\",\"msg\":\"alert: transaction") != std::string::npos;
+    if (event == "transition" && parsed["tx"] == tx) {
+      transitions += 1;
+      CHECK(parsed["level"] == "debug");
+      CHECK(parsed["queue"] == "q");
+      CHECK(parsed["attempt"].is_number());
+      CHECK(parsed.contains("from"));
+      CHECK(parsed.contains("state"));
+      CHECK(parsed.contains("cause"));
+    }
+    if (event == "alert.failed") {
+      alerts += 1;
+      CHECK(parsed["level"] == "warning");
+      CHECK(parsed["tx"] == tx);
+      CHECK(parsed["reason"] == reason);
+      CHECK(parsed["attempt"] == 1);
+      CHECK(parsed["state"] == "FAILED");
+    }
   }
+  CHECK(listening);
   CHECK(transitions == 2);
-  CHECK(alert);
+  CHECK(alerts == 1);
+}
+
+TEST_CASE("the text log keeps a hostile token inside its field, one record per line") {
+  testing::ServerProcess server({"--log-level", "debug"});
+  testing::RawClient c(server.port());
+  const std::string tx = "T\"x=1\\";
+  REQUIRE(c.enqueue("q " + tx).rfind("CREATED", 0) == 0);
+  REQUIRE(c.command("RESPOND " + tx + " 1 REJECTED reason=r\"\\=x").rfind("OK", 0) == 0);
+  REQUIRE(c.command("PING") == "PONG");
+  std::istringstream lines(server.log());
+  std::string line;
+  int alerts = 0;
+  static const std::regex text_line(R"(^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+ [a-z]+ (.*)$)");
+  while (std::getline(lines, line)) {
+    CAPTURE(line);
+    std::smatch m;
+    REQUIRE(std::regex_match(line, m, text_line));
+    const auto record = parse_log_line(m[1].str());
+    REQUIRE(record.has_value());  // the record reads back whole
+    if ((*record)["event"] == "alert.failed") {
+      alerts += 1;
+      CHECK(line.find(" tx=\"T\\\"x=1\\\\\" ") != std::string::npos);
+      CHECK((*record)["tx"] == tx);
+      CHECK((*record)["reason"] == "r\"\\=x");
+    }
+  }
+  CHECK(alerts == 1);
 }

@@ -218,6 +218,65 @@ TEST_CASE("tarde-dump --json keeps UTF-8 as it is, and an invalid byte does not 
   }
 }
 
+TEST_CASE("tarde-dump: a hostile reason keeps every table row on one line and the JSON valid") {
+  // The embedded engine takes any bytes as a reason: quotes, backslashes,
+  // control bytes, line ends, and a very long one.
+  using namespace std::string_literals;
+  testing::TempDir dir;
+  const std::string hostile = "a\"b\\c\r\nFAKE-ROW 1 2 3\n\t\x01\x1b[31m"s + "\0"s + "end";
+  const std::string long_reason(100'000, 'L');
+  {
+    auto kv = storage::RocksKv::open(dir.path(), storage::RocksKv::Options{});
+    REQUIRE(kv.is_ok());
+    testing::EngineFixture f(*kv.value());
+    storage::QueueConfig config;
+    config.max_deliveries = 1;
+    REQUIRE(f.engine->set_config("pagos", config).is_ok());
+    for (const auto& [id, why] :
+         {std::pair{"TX-HOSTILE", hostile}, std::pair{"TX-LONG", long_reason}}) {
+      REQUIRE(f.engine->enqueue(testing::enqueue_args("pagos", id)).is_ok());
+      REQUIRE(f.engine->reserve("pagos", 1).value().value().tx_id == id);
+      REQUIRE(f.engine->release(1, id, 1, 0, why).value().outcome == engine::Outcome::kBuried);
+    }
+    REQUIRE(kv.value()->close().is_ok());
+  }
+  const std::string d = dir.path();
+  for (const char* command : {" dead pagos", " list", " tx TX-HOSTILE", " tx TX-LONG"}) {
+    CAPTURE(command);
+    const ToolRun table = run(d + command);
+    REQUIRE(table.status == 0);
+    CHECK((table.out.find("FAKE-ROW") == std::string::npos ||
+           table.out.find("\\x0d\\x0aFAKE-ROW") != std::string::npos));
+    CHECK(table.out.find('\r') == std::string::npos);
+    CHECK(table.out.find('\x1b') == std::string::npos);
+    CHECK(table.out.find(std::string(257, 'L')) == std::string::npos);  // cut at 256
+    for (const char c : table.out) CHECK((c == '\n' || static_cast<unsigned char>(c) >= 0x20));
+  }
+  const ToolRun dead = run(d + " dead pagos");
+  CHECK(dead.out.find("a\"b\\x5cc\\x0d\\x0aFAKE-ROW 1 2 3\\x0a\\x09\\x01\\x1b[31m\\x00end") !=
+        std::string::npos);
+  size_t lines = 0;
+  for (const char c : dead.out) lines += c == '\n' ? 1 : 0;
+  CHECK(lines == 3);  // the header and one row per dead letter
+
+  const ToolRun json = run(d + " dead pagos --json");
+  REQUIRE(json.status == 0);
+  const auto letters = nlohmann::json::parse(json.out);
+  REQUIRE(letters.size() == 2);
+  for (const auto& letter : letters) {
+    const std::string failures = letter["failures"];
+    if (letter["tx_id"] == "TX-HOSTILE") {
+      CHECK(failures.substr(failures.find('/') + 1) == hostile);  // whole, byte for byte
+    } else {
+      CHECK(failures.substr(failures.find('/') + 1) == long_reason);
+    }
+  }
+  const auto history = nlohmann::json::parse(run(d + " tx TX-HOSTILE --json").out);
+  bool seen = false;
+  for (const auto& event : history["history"]) seen = seen || event["reason"] == hostile;
+  CHECK(seen);
+}
+
 TEST_CASE("tarde-dump refuses a bad command line with exit status 2 and says why") {
   testing::TempDir dir;
   populate(dir.path());

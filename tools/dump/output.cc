@@ -9,9 +9,32 @@
 namespace tarde::tools {
 namespace {
 
+// A text cell as the table shows it: on one line whatever bytes the text
+// holds (a reason is the client's or the application's words). Control
+// bytes and the backslash are written \xNN; UTF-8 stays as it is; a text
+// longer than kTableCellBytesMax is cut and ends in "...". JSON output
+// keeps the text whole.
+std::string table_cell(const std::string& text) {
+  constexpr size_t kTableCellBytesMax = 256;  // a table stays readable; --json has it all
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < kTableCellBytesMax; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x20 || byte == 0x7F || byte == '\\') {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xF];
+    } else {
+      out += text[i];
+    }
+  }
+  if (text.size() > kTableCellBytesMax) out += "...";
+  return out;
+}
+
 std::string cell_text(const Cell& cell) {
   struct Text {
-    std::string operator()(const std::string& text) const { return text; }
+    std::string operator()(const std::string& text) const { return table_cell(text); }
     std::string operator()(int64_t number) const { return std::to_string(number); }
     std::string operator()(uint64_t number) const { return std::to_string(number); }
   };
