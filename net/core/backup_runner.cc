@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "base/log_record.h"
+
 namespace tarde::net {
 
 BackupRunner::BackupRunner(asio::io_context& io, storage::RocksKv& kv,
@@ -39,7 +41,11 @@ Status BackupRunner::start(Done done) {
 void BackupRunner::stop() {
   if (stopped_) return;
   stopped_ = true;
-  if (running_) spdlog::info("abandoning the backup under way: the server is stopping");
+  if (running_) {
+    spdlog::info(LogRecord("backup.abandoned")
+                     .text("msg", "abandoning the backup under way: the server is stopping")
+                     .line());
+  }
   maker_.stop();
 }
 

@@ -222,15 +222,23 @@ std::optional<std::string> Server::start_backup(const std::shared_ptr<Session>& 
   Status started = core_.start_backup([weak, conn](const Result<storage::BackupReport>& made) {
     if (made.is_ok()) {
       const storage::BackupReport& report = made.value();
-      spdlog::info("backup {} made for connection {}: {} bytes in {} files, {} ms, verified",
-                   report.id, conn, report.size_bytes, report.files, report.took_ms);
+      spdlog::info(LogRecord("backup.made")
+                       .number("id", report.id)
+                       .number("conn", conn)
+                       .number("bytes", report.size_bytes)
+                       .number("files", report.files)
+                       .number("took_ms", report.took_ms)
+                       .line());
     } else {
-      spdlog::error("backup for connection {} failed: {}", conn, made.status().to_string());
+      spdlog::error(LogRecord("backup.failed")
+                        .number("conn", conn)
+                        .text("error", made.status().to_string())
+                        .line());
     }
     if (auto waiting = weak.lock()) waiting->unpark(backup_reply(made), 0);
   });
   if (!started.is_ok()) return backup_reply(started);
-  spdlog::info("backup started for connection {}", conn);
+  spdlog::info(LogRecord("backup.started").number("conn", conn).line());
   return std::nullopt;
 }
 

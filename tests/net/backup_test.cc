@@ -69,7 +69,7 @@ TEST_CASE("BACKUP answers its id, size, files and time, and numbers backups 1, 2
   CHECK(backup_fields(c.command("BACKUP")).at("id") == "2");
   CHECK(starts_with(c.command("BACKUP now"), "ERR BAD_COMMAND "));
   CHECK(c.command("PING") == "PONG");
-  CHECK(server.log().find("backup 2 made for connection") != std::string::npos);
+  CHECK(server.log().find("backup.made id=2 ") != std::string::npos);
   // Nothing is written but the backup directory: the data directory holds
   // no backup files.
   CHECK_FALSE(std::filesystem::exists(server.data_dir() + "/meta"));
@@ -120,7 +120,7 @@ TEST_CASE("while a backup runs the server serves, a second BACKUP is BUSY, and t
   first.send("BACKUP\r\nPING\r\n");  // the PING waits behind the BACKUP's reply
   // The backup has started once the server logged it.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (server.log().find("backup started for connection") == std::string::npos) {
+  while (server.log().find("backup.started conn=") == std::string::npos) {
     REQUIRE(std::chrono::steady_clock::now() < deadline);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -148,7 +148,7 @@ TEST_CASE("SIGTERM during a backup: the waiting BACKUP is told, and the server e
   RawClient c(server.port());
   c.send("BACKUP\r\n");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (server.log().find("backup started for connection") == std::string::npos) {
+  while (server.log().find("backup.started conn=") == std::string::npos) {
     REQUIRE(std::chrono::steady_clock::now() < deadline);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
