@@ -91,8 +91,10 @@ Status Core::open(const CoreOptions& options) {
                    state == engine::Breaker::State::kHalfOpen ? "half-open (probing)" : "closed");
     }
   });
-  engine_->set_transition_listener(
-      [this](const engine::TransitionNote& note) { transition_log_.on_transition(note); });
+  engine_->set_transition_listener([this](const engine::TransitionNote& note) {
+    transition_log_.on_transition(note);
+    if (transition_observer_) transition_observer_(note);
+  });
   return Status::ok();
 }
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "base/crash_point.h"
-#include "net/server/http_listener.h"
+#include "net/http/http_server.h"
 #include "net/server/replies.h"
 #include "net/server/session.h"
 #include "storage/store_open.h"
@@ -114,10 +114,18 @@ Status Server::open() {
                             std::to_string(options_.listen_port) + ": " + ec.message());
   }
   port_ = acceptor_.local_endpoint().port();
-  if (!options_.metrics_host.empty()) {
-    http_ = std::make_unique<HttpListener>(io_, figures_);
-    TARDE_RETURN_IF_ERROR(http_->listen(options_.metrics_host, options_.metrics_port));
-  }
+  return open_http();
+}
+
+// The HTTP listener; at its default address a port in use is only a warning.
+Status Server::open_http() {
+  if (options_.http_host.empty()) return Status::ok();
+  http_ = std::make_unique<http::HttpServer>(io_, core_, figures_, auth_token_);
+  Status status = http_->listen(options_.http_host, options_.http_port);
+  if (status.is_ok() || options_.http_explicit) return status;
+  spdlog::warn("{}; serving without HTTP (set --http-listen to choose another address)",
+               status.message());
+  http_.reset();
   return Status::ok();
 }
 
@@ -130,6 +138,15 @@ void Server::run() {
                  auth_token_ ? ""
                              : " and no --auth-token-file is set: anyone who can connect "
                                "can read and change every transaction");
+  }
+  if (http_) {
+    spdlog::info("dashboard and HTTP API on http://{}:{}/", options_.http_host, http_->port());
+    if (http_->reachable_from_outside() && !auth_token_) {
+      spdlog::warn(
+          "the HTTP API on {} is reachable from other machines and no "
+          "--auth-token-file is set",
+          options_.http_host);
+    }
   }
   if (notify_) {
     notify_("READY=1\nSTATUS=listening on " + options_.listen_host + ":" + std::to_string(port_) +
