@@ -194,6 +194,10 @@ void Engine::apply_memory(const TxRecord* before, const TxRecord& after) {
   }
 
   QueueState& queue = queue_state(after.queue);
+  if (before) queue.in_flight -= before->state == TxState::kInFlight ? 1 : 0;
+  if (before) queue.scheduled -= before->state == TxState::kScheduled ? 1 : 0;
+  queue.in_flight += after.state == TxState::kInFlight ? 1 : 0;
+  queue.scheduled += after.state == TxState::kScheduled ? 1 : 0;
   if (changed.ready && before && before->ready_seq != 0) {
     queue.ready.on_erase({before->ready_at_ms, before->ready_seq});
     queue.owned_ready -= 1;
@@ -292,6 +296,8 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     lease.queue = std::string(queue_name);
     lease.attempt = rec->next_attempt;
     lease.id = next_lease_id_++;
+    lease.leased_at_ms = now_ms;
+    lease.expires_at_ms = now_ms + queue.config.lease_ms;
     lease.ready_key = key;
     lease.timer =
         memory_timers_.insert(now_ms + queue.config.lease_ms,
@@ -300,6 +306,7 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     leases_by_conn_[conn].insert(rec->tx_id);
     queue.leased += 1;
     queue.handed_out += 1;
+    handed_out_ += 1;
     queue.leased_keys.insert(key);
     queue.ready.pop_front();
     return std::optional<HandOut>(
@@ -458,6 +465,7 @@ EngineStats Engine::stats() const {
   stats.due_in_memory = due_.in_memory();
   stats.fired = fired_;
   stats.stale = stale_;
+  stats.handed_out = handed_out_;
   stats.stale_by_kind = stale_by_kind_;
   return stats;
 }
@@ -474,12 +482,24 @@ Engine::QueueFigures Engine::queue_figures(std::string_view queue_name) {
   figures.ready = non_negative(queue.owned_ready - static_cast<int64_t>(queue.leased));
   figures.dead = non_negative(queue.dead);
   figures.leased = queue.leased;
+  figures.in_flight = non_negative(queue.in_flight);
+  figures.scheduled = non_negative(queue.scheduled);
   figures.handed_out = queue.handed_out;
   const std::optional<ReadyQueue::Key> oldest = queue.ready.front_in_memory();
   figures.oldest_ready_at_ms = oldest ? oldest->first : 0;
   figures.breaker = queue.breaker.state(clock_.now_wall_ms());
   report_breaker(std::string(queue_name), queue);
   return figures;
+}
+
+std::vector<Engine::LeaseView> Engine::leases(std::string_view queue) const {
+  std::vector<LeaseView> out;
+  for (const auto& [tx_id, lease] : leases_) {
+    if (!queue.empty() && lease.queue != queue) continue;
+    out.push_back(LeaseView{tx_id, lease.queue, lease.attempt, lease.conn, lease.leased_at_ms,
+                            lease.expires_at_ms});
+  }
+  return out;
 }
 
 }  // namespace tarde::engine

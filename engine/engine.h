@@ -114,6 +114,7 @@ struct EngineStats {
   uint64_t due_in_memory = 0;
   uint64_t fired = 0;
   uint64_t stale = 0;
+  uint64_t handed_out = 0;  // requests handed out by RESERVE since start
   // True until the background sweep has counted what was stored at start:
   // until then by_state, transactions, ready and dead_letters cover only
   // what changed since the start.
@@ -254,16 +255,31 @@ class Engine {
 
   EngineStats stats() const;
   std::vector<std::string> queue_names() const;
-  // Ready, leased and dead-letter counts and breaker state of one queue.
+  // Ready, leased and dead-letter counts, transactions IN_FLIGHT and
+  // SCHEDULED, hand-outs since start and breaker state of one queue.
   struct QueueFigures {
     uint64_t ready = 0;
     uint64_t leased = 0;
     uint64_t dead = 0;
+    uint64_t in_flight = 0;
+    uint64_t scheduled = 0;
     uint64_t handed_out = 0;  // requests RESERVE handed out since start
     int64_t oldest_ready_at_ms = 0;
     Breaker::State breaker = Breaker::State::kClosed;
   };
   QueueFigures queue_figures(std::string_view queue);
+  // A request leased to a dispatcher, as the HTTP API lists it.
+  struct LeaseView {
+    std::string tx_id;
+    std::string queue;
+    uint32_t attempt = 0;
+    uint64_t conn = 0;
+    int64_t leased_at_ms = 0;
+    int64_t expires_at_ms = 0;
+  };
+  // The leases held now, of one queue (all queues when empty), in no
+  // particular order.
+  std::vector<LeaseView> leases(std::string_view queue) const;
   // Declares the engine's figures in the registry, read from this engine
   // whenever a page is rendered (engine_figures.cc). Requires: the engine
   // outlives every rendering of `figures`.
@@ -279,6 +295,8 @@ class Engine {
     // negative until the sweep's counts are added).
     int64_t owned_ready = 0;
     int64_t dead = 0;
+    int64_t in_flight = 0;  // transactions IN_FLIGHT, counted like owned_ready
+    int64_t scheduled = 0;  // transactions SCHEDULED, counted like owned_ready
     uint64_t leased = 0;
     uint64_t handed_out = 0;  // since start, for the metrics page
     TokenBucket bucket;
@@ -299,6 +317,8 @@ class Engine {
     std::string queue;
     uint32_t attempt = 0;
     uint64_t id = 0;
+    int64_t leased_at_ms = 0;
+    int64_t expires_at_ms = 0;
     ReadyQueue::Key ready_key;
     TimerWheel<MemoryTimer>::Handle timer;
   };
@@ -352,6 +372,7 @@ class Engine {
   uint64_t next_lease_id_ = 1;
   uint64_t fired_ = 0;
   uint64_t stale_ = 0;
+  uint64_t handed_out_ = 0;
   std::map<std::string, uint64_t> stale_by_kind_;
 };
 

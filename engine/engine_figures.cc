@@ -79,11 +79,13 @@ void Engine::declare_figures(Figures& figures) {
        .stats_name = "dead_letters"},
       [](const QueueFigures& q) { return static_cast<double>(q.dead); },
       [](const EngineStats& s) { return static_cast<double>(s.dead_letters); });
-  per_queue(figures, *this,
-            {.name = "handed_out_total",
-             .kind = FigureKind::kCounter,
-             .help = "Requests handed out by RESERVE since start, by queue."},
-            [](const QueueFigures& q) { return static_cast<double>(q.handed_out); });
+  per_queue(
+      figures, *this,
+      {.name = "handed_out_total",
+       .kind = FigureKind::kCounter,
+       .help = "Requests handed out by RESERVE since start, by queue."},
+      [](const QueueFigures& q) { return static_cast<double>(q.handed_out); },
+      [](const EngineStats& s) { return static_cast<double>(s.handed_out); });
   figures.sampled(
       {.name = "due_in_memory",
        .help = "Timers (retries, response timeouts, retention) held in memory.",

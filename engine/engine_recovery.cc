@@ -91,6 +91,8 @@ Status Engine::finish_recovery(const Sweep& sweep, std::vector<std::string>* rep
     QueueState& queue = queue_state(name);
     queue.owned_ready += static_cast<int64_t>(counts.ready);
     queue.dead += static_cast<int64_t>(counts.dead);
+    queue.in_flight += static_cast<int64_t>(counts.in_flight);
+    queue.scheduled += static_cast<int64_t>(counts.scheduled);
   }
   counting_ = false;
 

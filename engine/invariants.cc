@@ -182,6 +182,8 @@ Status check_transactions(storage::Store& store, Sweep* sweep, SweepControl* con
     sweep->by_state[static_cast<size_t>(rec.state)] += 1;
     if (rec.ready_seq != 0) sweep->queues[rec.queue].ready += 1;
     if (rec.dead_lettered) sweep->queues[rec.queue].dead += 1;
+    if (rec.state == TxState::kInFlight) sweep->queues[rec.queue].in_flight += 1;
+    if (rec.state == TxState::kScheduled) sweep->queues[rec.queue].scheduled += 1;
     const std::string problem = field_problem(rec);
     if (!problem.empty()) {
       Violation v;

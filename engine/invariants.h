@@ -30,10 +30,13 @@ struct Violation {
 
 // What a full sweep saw besides violations: the counts recovery needs.
 struct Sweep {
-  // Requests and dead letters owned by transactions of one queue.
+  // Requests and dead letters owned by transactions of one queue, and its
+  // transactions IN_FLIGHT and SCHEDULED.
   struct QueueCounts {
     uint64_t ready = 0;
     uint64_t dead = 0;
+    uint64_t in_flight = 0;
+    uint64_t scheduled = 0;
   };
   std::vector<Violation> violations;
   std::array<uint64_t, 6> by_state{};  // indexed by storage::TxState

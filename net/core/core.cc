@@ -112,8 +112,10 @@ Status Core::open(const CoreOptions& options) {
               .line());
     }
   });
-  engine_->set_transition_listener(
-      [this](const engine::TransitionNote& note) { transition_log_.on_transition(note); });
+  engine_->set_transition_listener([this](const engine::TransitionNote& note) {
+    transition_log_.on_transition(note);
+    if (transition_observer_) transition_observer_(note);
+  });
   return Status::ok();
 }
 

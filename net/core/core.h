@@ -94,6 +94,11 @@ class Core {
   // Called at the end of after_commands() and of every commit: the server
   // finishes its shutdown there.
   void set_after_commands_hook(std::function<void()> hook) { hook_ = std::move(hook); }
+  // Also tells `observer` of every transition written, after the transition
+  // log (the HTTP API's per-second figures). Set after open().
+  void set_transition_observer(std::function<void(const engine::TransitionNote&)> observer) {
+    transition_observer_ = std::move(observer);
+  }
 
  private:
   void on_commit(uint64_t seq, const Status& status);
@@ -133,6 +138,7 @@ class Core {
   std::unordered_map<CommitWaiter*, std::weak_ptr<CommitWaiter>> commit_waiters_;
   std::set<std::string> signaled_;
   std::function<void()> hook_;
+  std::function<void(const engine::TransitionNote&)> transition_observer_;
   bool serve_posted_ = false;
   bool timers_after_commit_ = false;  // firing paused until the next commit
   bool stopping_ = false;

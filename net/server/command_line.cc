@@ -85,11 +85,23 @@ void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_fil
                 "default: no AUTH)",
                 &o->auth_token_file)
       ->type_name("F");
-  add_value_flag(app, "--metrics-listen",
-                 "serve GET /metrics and GET /healthz over HTTP (default: off)",
-                 [o](const std::string& value) {
-                   return parse_host_port(value, &o->metrics_host, &o->metrics_port);
-                 })
+  const auto set_http = [o](const std::string& value) {
+    o->http_explicit = true;
+    if (value == "off") {
+      o->http_host.clear();
+      o->http_port = 0;
+      return Status::ok();
+    }
+    return parse_host_port(value, &o->http_host, &o->http_port);
+  };
+  add_value_flag(app, "--http-listen",
+                 "HOST:PORT or off: serve the dashboard, the JSON API,\n"
+                 "GET /metrics and GET /healthz over HTTP; with --auth-token-file\n"
+                 "all but /healthz and the page's files need the token",
+                 set_http)
+      ->type_name("ADDR")
+      ->default_str(kDefaultHttpListen);
+  add_value_flag(app, "--metrics-listen", "the same as --http-listen (its former name)", set_http)
       ->type_name("HOST:PORT");
   add_parsed_flag(
       app, "--idle-timeout",

@@ -8,7 +8,7 @@
 
 #include "base/crash_point.h"
 #include "base/log_record.h"
-#include "net/server/http_listener.h"
+#include "net/http/http_server.h"
 #include "net/server/process_figures.h"
 #include "net/server/replies.h"
 #include "net/server/session.h"
@@ -121,10 +121,21 @@ Status Server::open() {
                             std::to_string(options_.listen_port) + ": " + ec.message());
   }
   port_ = acceptor_.local_endpoint().port();
-  if (!options_.metrics_host.empty()) {
-    http_ = std::make_unique<HttpListener>(io_, figures_);
-    TARDE_RETURN_IF_ERROR(http_->listen(options_.metrics_host, options_.metrics_port));
-  }
+  return open_http();
+}
+
+// The HTTP listener; at its default address a port in use is only a warning.
+Status Server::open_http() {
+  if (options_.http_host.empty()) return Status::ok();
+  http_ = std::make_unique<http::HttpServer>(io_, core_, figures_, auth_token_);
+  Status status = http_->listen(options_.http_host, options_.http_port);
+  if (status.is_ok() || options_.http_explicit) return status;
+  spdlog::warn(
+      LogRecord("http.unavailable")
+          .text("error", status.message())
+          .text("msg", "serving without HTTP (set --http-listen to choose another address)")
+          .line());
+  http_.reset();
   return Status::ok();
 }
 
@@ -148,6 +159,22 @@ void Server::run() {
                                                      "who can connect can read and change "
                                                      "every transaction"))
                      .line());
+  }
+  if (http_) {
+    spdlog::info(LogRecord("http.listening")
+                     .text("msg", "dashboard and HTTP API on http://" + options_.http_host + ":" +
+                                      std::to_string(http_->port()) + "/")
+                     .text("host", options_.http_host)
+                     .number("port", http_->port())
+                     .line());
+    if (http_->reachable_from_outside() && !auth_token_) {
+      spdlog::warn(LogRecord("http.exposed")
+                       .text("host", options_.http_host)
+                       .text("msg",
+                             "the HTTP API is reachable from other machines and no "
+                             "--auth-token-file is set")
+                       .line());
+    }
   }
   if (notify_) {
     notify_("READY=1\nSTATUS=listening on " + options_.listen_host + ":" + std::to_string(port_) +

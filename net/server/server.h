@@ -22,7 +22,9 @@
 namespace tarde::net {
 
 class Session;
-class HttpListener;
+namespace http {
+class HttpServer;
+}
 
 // Server is `tarde serve`: its Core (net/core/core.h) opens the store,
 // recovers and drives the engine; the Server listens, runs the one io thread
@@ -71,6 +73,7 @@ class Server final : public SessionHost {
 
  private:
   std::function<void(const std::string& state)> notify_;
+  [[nodiscard]] Status open_http();
   void do_accept();
   void on_accept(const asio::error_code& ec, asio::ip::tcp::socket socket);
   void finish_shutdown_when_idle();
@@ -86,8 +89,8 @@ class Server final : public SessionHost {
   asio::steady_timer idle_timer_;   // the idle-connection sweep
   Decoder decoder_;
   std::optional<std::string> auth_token_;
-  Core core_;  // the store, the engine and what drives it
-  std::unique_ptr<HttpListener> http_;
+  Core core_;                               // the store, the engine and what drives it
+  std::unique_ptr<http::HttpServer> http_;  // after core_: it calls the Core
 
   // The server owns every open session; a closed one is released here.
   std::unordered_map<Session*, std::shared_ptr<Session>> sessions_;

@@ -10,6 +10,7 @@ namespace tarde::net {
 // current working directory, so that a first `tarde serve` just works.
 inline constexpr const char* kDefaultDataDir = "./tarde-data";
 inline constexpr const char* kDefaultListen = "127.0.0.1:7400";
+inline constexpr const char* kDefaultHttpListen = "127.0.0.1:7401";
 // PROTOCOL.md's defaults for --max-connections and --max-payload.
 inline constexpr size_t kDefaultMaxConnections = 10'000;
 inline constexpr size_t kDefaultMaxPayloadBytes = 1 << 20;
@@ -28,8 +29,14 @@ struct ServerOptions {
   size_t max_connections = kDefaultMaxConnections;
   size_t max_payload_bytes = kDefaultMaxPayloadBytes;
   std::string auth_token_file;  // empty: no AUTH required
-  std::string metrics_host;     // empty: no metrics listener
-  uint16_t metrics_port = 0;
+  // The HTTP listener (--http-listen; --metrics-listen is an alias): the
+  // dashboard, the JSON API, /metrics and /healthz. Empty host: off.
+  std::string http_host = "127.0.0.1";
+  uint16_t http_port = 7401;
+  // False while the address is the default: then a port already in use is
+  // a warning and tarde serves without HTTP (a second server on one
+  // machine, tests), instead of refusing to start.
+  bool http_explicit = false;
   std::string log_level = "info";
   // A connection that completes no command for this long is closed, unless it
   // waits in RESERVE or has replies on their way (slow-loris defence). 0: never.

@@ -77,7 +77,9 @@ TEST_CASE("serve's flags: defaults, both spellings, the last of a repeated flag"
   CHECK(d.idle_timeout_ms == 300'000);
   CHECK(d.log_level == "info");
   CHECK_FALSE(d.log_json);
-  CHECK(d.metrics_host.empty());
+  CHECK(d.http_host == "127.0.0.1");
+  CHECK(d.http_port == 7401);
+  CHECK_FALSE(d.http_explicit);
   CHECK(d.auth_token_file.empty());
 
   auto set = serve_flags({"--listen=[::1]:9000", "--data", "/tmp/x", "--sync", "none",
@@ -96,9 +98,27 @@ TEST_CASE("serve's flags: defaults, both spellings, the last of a repeated flag"
   CHECK(o.idle_timeout_ms == 0);
   CHECK(o.log_level == "debug");
   CHECK(o.log_json);
-  CHECK(o.metrics_host == "127.0.0.1");
-  CHECK(o.metrics_port == 9100);
+  CHECK(o.http_host == "127.0.0.1");
+  CHECK(o.http_port == 9100);
+  CHECK(o.http_explicit);
   CHECK(o.auth_token_file == "/tmp/token");
+}
+
+TEST_CASE("--http-listen sets the HTTP address or turns it off; --metrics-listen is its alias") {
+  auto set = serve_flags({"--http-listen", "0.0.0.0:8080"});
+  REQUIRE(set.is_ok());
+  CHECK(set.value().http_host == "0.0.0.0");
+  CHECK(set.value().http_port == 8080);
+  CHECK(set.value().http_explicit);
+  auto off = serve_flags({"--http-listen", "off"});
+  REQUIRE(off.is_ok());
+  CHECK(off.value().http_host.empty());
+  CHECK(off.value().http_explicit);
+  auto alias = serve_flags({"--metrics-listen", "127.0.0.1:9"});
+  REQUIRE(alias.is_ok());
+  CHECK(alias.value().http_port == 9);
+  CHECK(refusal({"serve", "--http-listen", "nowhere"}) ==
+        "--http-listen: expected HOST:PORT, got 'nowhere'");
 }
 
 TEST_CASE("a bad serve line names the flag and what it expects") {
@@ -153,7 +173,7 @@ TEST_CASE("tarde --help lists every flag of serve with its default, then the exi
         "10000)",
         "  --max-payload BYTES         largest ENQUEUE payload (default 1048576)",
         "  --auth-token-file F         require AUTH",
-        "  --metrics-listen HOST:PORT  serve GET /metrics",
+        "  --http-listen ADDR          HOST:PORT or off: serve the dashboard",
         "unless it waits in RESERVE or holds a lease; 0 = never (default 5m)",
         "later; never handed out early; 0 = at the instant (default 10ms)",
         "  --log-level L               trace, debug, info, warn, error or off;",
@@ -208,8 +228,8 @@ TEST_CASE("--config FILE: every serve setting as `name = value`, comments and bl
   CHECK(o.max_connections == 12);
   CHECK(o.max_payload_bytes == 4096);
   CHECK(o.auth_token_file == "/etc/tarde/token with space");
-  CHECK(o.metrics_host == "127.0.0.1");
-  CHECK(o.metrics_port == 9100);
+  CHECK(o.http_host == "127.0.0.1");
+  CHECK(o.http_port == 9100);
   CHECK(o.idle_timeout_ms == 60'000);
   CHECK(o.retry_lead_ms == 20);
   CHECK(o.log_level == "warn");
