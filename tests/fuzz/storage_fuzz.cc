@@ -76,8 +76,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_value<EventRecord>(bytes, decode_event, encode_event, kEventRecordVersion);
   // The direct reader and cereal agree on every event, of either version:
   // both refuse it, or both read the same record (version 1 with due 0).
-  if (const Result<EventRecord> direct = decode_event(bytes); direct.is_ok()) {
-    const Result<EventRecord> cereal = decode_event_with_cereal_for_test(bytes);
+  if (const tarde::Result<EventRecord> direct = decode_event(bytes); direct.is_ok()) {
+    const tarde::Result<EventRecord> cereal = decode_event_with_cereal_for_test(bytes);
     FUZZ_CHECK(cereal.is_ok());
     FUZZ_CHECK(encode_event(cereal.value()) == encode_event(direct.value()));
     if (bytes.size() >= 6 && bytes[2] == 1) FUZZ_CHECK(direct.value().due_at_ms == 0);
