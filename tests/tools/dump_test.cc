@@ -251,7 +251,7 @@ TEST_CASE("tarde-dump tx shows the history as HISTORY does: marker, due, latenes
   CHECK(table.out.find("dropped") != std::string::npos);
   CHECK(table.out.find("late_ms") != std::string::npos);
   CHECK(table.out.find("(3 events of its life are no longer kept") != std::string::npos);
-  CHECK(table.out.find('\x1b') == std::string::npos);  // escaped, never sent to the terminal
+  CHECK(table.out.find('\x1b') == std::string::npos);   // escaped, never sent to the terminal
   CHECK(table.out.find("\\x1b") == std::string::npos);  // (and the event holding it is gone)
 
   ToolRun json = run(d + " tx TX-H --json");
