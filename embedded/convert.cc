@@ -115,9 +115,11 @@ Transaction to_public(const storage::TxRecord& r) {
   return t;
 }
 
-Event to_public(const storage::EventRecord& e) {
-  return Event{e.at_ms,        to_public(e.from), to_public(e.to), e.attempt,
-               e.next_attempt, e.cause,           e.reason};
+Event to_public(const engine::HistoryEntry& entry) {
+  const storage::EventRecord& e = entry.event;
+  return Event{
+      e.at_ms,  to_public(e.from), to_public(e.to),        e.attempt, e.next_attempt,      e.cause,
+      e.reason, e.due_at_ms,       engine::lateness_ms(e), entry.seq, entry.dropped_before};
 }
 
 Letter to_public(const storage::DeadLetter& l) {

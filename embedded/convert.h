@@ -15,7 +15,7 @@ engine::Answer to_engine(Answer answer);
 Summary to_public(const engine::TxReply& reply);
 Request to_public(const std::string& queue, const engine::HandOut& hand_out);
 Transaction to_public(const storage::TxRecord& record);
-Event to_public(const storage::EventRecord& event);
+Event to_public(const engine::HistoryEntry& entry);
 Letter to_public(const storage::DeadLetter& letter);
 
 }  // namespace tarde::embedded

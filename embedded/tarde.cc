@@ -135,7 +135,7 @@ class EmbeddedTarde final : public Tarde {
       auto found = core.engine().get(tx_id);
       if (!found.is_ok()) return found.status();
       if (!found.value()) return Status::not_found("no transaction " + std::string(tx_id));
-      std::vector<storage::EventRecord> events;
+      std::vector<engine::HistoryEntry> events;
       TARDE_RETURN_IF_ERROR(core.engine().history(tx_id, limit, &events));
       std::vector<Event> out;
       for (const auto& e : events) out.push_back(to_public(e));

@@ -111,7 +111,8 @@ Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision
     case Verdict::kBuried:
       break;
   }
-  TARDE_RETURN_IF_ERROR(persist(&before, decision.after, cause, decision.reason, decision.answer));
+  TARDE_RETURN_IF_ERROR(persist(&before, decision.after, cause, decision.reason, decision.answer,
+                                decision.due_at_ms));
   const Outcome outcome = decision.verdict == Verdict::kBuried ? Outcome::kBuried : Outcome::kOk;
   return TxReply{outcome, summary(decision.after, ctx.now_ms)};
 }
@@ -119,7 +120,7 @@ Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision
 // Writes `after` with every index entry it owns that `before` did not (and
 // deletes those it no longer owns) plus its audit event, as one batch.
 Status Engine::persist(const TxRecord* before, TxRecord& after, const char* cause,
-                       std::string_view reason, std::optional<Answer> answer) {
+                       std::string_view reason, std::optional<Answer> answer, int64_t due_at_ms) {
   const int64_t now_ms = clock_.now_wall_ms();
   after.updated_at_ms = now_ms;
   storage::Batch batch;
@@ -129,10 +130,14 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
                              after.attempt,
                              after.next_attempt,
                              cause,
-                             std::string(reason)};
+                             std::string(reason),
+                             due_at_ms};
   batch.put_event(after.tx_id, after.events, event);
-  if (after.events >= kHistoryEventsKept) {
-    batch.delete_event(after.tx_id, after.events - kHistoryEventsKept);
+  // The first event and the newest history_max − 1 stay: one delete at most
+  // (storage/FORMAT.md "History trimming").
+  QueueState& queue = queue_state(after.queue);
+  if (auto trimmed = event_trimmed_by(after.events, queue.config.history_max)) {
+    batch.delete_event(after.tx_id, *trimmed);
   }
   after.events += 1;
   batch.put_tx(after);
@@ -155,7 +160,6 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
   // A request put below its queue's ready floor (a retry overdue since
   // before a restart) lowers the floor in the same batch.
   std::optional<ReadyQueue::Key> lowered_floor;
-  QueueState& queue = queue_state(after.queue);
   if (changed.ready && after.ready_seq != 0) {
     batch.put_ready(
         {after.queue, after.ready_at_ms, after.ready_seq, after.tx_id, after.next_attempt});
@@ -299,9 +303,8 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     lease.leased_at_ms = now_ms;
     lease.expires_at_ms = now_ms + queue.config.lease_ms;
     lease.ready_key = key;
-    lease.timer =
-        memory_timers_.insert(now_ms + queue.config.lease_ms,
-                              MemoryTimer{MemoryTimer::Kind::kLeaseExpiry, rec->tx_id, lease.id});
+    lease.timer = memory_timers_.insert(
+        lease.expires_at_ms, MemoryTimer{MemoryTimer::Kind::kLeaseExpiry, rec->tx_id, lease.id});
     leases_[rec->tx_id] = lease;
     leases_by_conn_[conn].insert(rec->tx_id);
     queue.leased += 1;
@@ -412,16 +415,18 @@ Result<std::optional<TxRecord>> Engine::get(std::string_view tx_id) {
   return found;
 }
 
-Status Engine::history(std::string_view tx_id, size_t limit,
-                       std::vector<storage::EventRecord>* events) {
+Status Engine::history(std::string_view tx_id, size_t limit, std::vector<HistoryEntry>* events) {
   events->clear();
-  TARDE_RETURN_IF_ERROR(store_.scan_events(tx_id, [&](uint64_t, const storage::EventRecord& e) {
-    events->push_back(e);
+  auto found = store_.get_tx(tx_id);
+  if (!found.is_ok()) return found.status();
+  if (!found.value()) return Status::ok();
+  std::vector<std::pair<uint64_t, storage::EventRecord>> stored;
+  TARDE_RETURN_IF_ERROR(store_.scan_events(tx_id, [&](uint64_t seq, const storage::EventRecord& e) {
+    stored.emplace_back(seq, e);
     return true;
   }));
-  if (limit != 0 && events->size() > limit) {
-    events->erase(events->begin(), events->end() - static_cast<std::ptrdiff_t>(limit));
-  }
+  const uint32_t history_max = queue_state(found.value()->queue).config.history_max;
+  *events = select_history(std::move(stored), history_max, limit);
   return Status::ok();
 }
 

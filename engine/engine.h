@@ -18,6 +18,7 @@
 #include "base/status.h"
 #include "engine/breaker.h"
 #include "engine/due_timers.h"
+#include "engine/history.h"
 #include "engine/random.h"
 #include "engine/ready_queue.h"
 #include "engine/timer_wheel.h"
@@ -80,16 +81,6 @@ struct HandOut {
   uint32_t deliveries = 0;  // hand-outs of this request, this one included
   std::string payload;
 };
-
-// How many events of its history each transaction keeps: a transition that
-// writes event n deletes event n - kHistoryEventsKept in the same batch, so
-// a transaction that cycles forever takes bounded space (docs/design.md
-// "Disk"). 8 holds the last two or three attempts (about three events each:
-// the answer, the timer, a failed delivery) and keeps a churning store's
-// events no bigger than its records: with 16, a set of transactions
-// retrying for ten minutes grew its disk to well over twice the size it had
-// after one minute.
-inline constexpr uint64_t kHistoryEventsKept = 8;
 
 // Ready sequence numbers are reserved on disk (meta "ready_seq_reserved") a
 // block at a time, in the batch of the transition that first needs the next
@@ -213,9 +204,13 @@ class Engine {
   // The record as clients see it: a retry that waits_for_its_instant shows
   // that instant as next_fire_at.
   [[nodiscard]] Result<std::optional<storage::TxRecord>> get(std::string_view tx_id);
-  // The newest `limit` events (0 = all), oldest first.
+  // The transaction's events as HISTORY shows them (select_history with its
+  // queue's history_max): the first and the newest, oldest first, each
+  // with its sequence number and the count of events missing before it;
+  // the newest `limit` of them unless limit is 0. No events for an unknown
+  // transaction. Errors are the store's.
   [[nodiscard]] Status history(std::string_view tx_id, size_t limit,
-                               std::vector<storage::EventRecord>* events);
+                               std::vector<HistoryEntry>* events);
   [[nodiscard]] Status dead_letters(std::string_view queue, size_t limit,
                                     std::vector<storage::DeadLetter>* letters);
   const storage::QueueConfig& config(std::string_view queue);
@@ -318,7 +313,7 @@ class Engine {
     uint32_t attempt = 0;
     uint64_t id = 0;
     int64_t leased_at_ms = 0;
-    int64_t expires_at_ms = 0;
+    int64_t expires_at_ms = 0;  // when the lease runs out (its expiry's due time)
     ReadyQueue::Key ready_key;
     TimerWheel<MemoryTimer>::Handle timer;
   };
@@ -333,8 +328,11 @@ class Engine {
   // and answers with the record as of that instant.
   Result<TxReply> apply_decision(const storage::TxRecord& before, Decision decision,
                                  const char* cause, const RowContext& ctx);
+  // due_at_ms: the instant the timer that caused the transition was due (0
+  // when none), kept in its audit event.
   Status persist(const storage::TxRecord* before, storage::TxRecord& after, const char* cause,
-                 std::string_view reason, std::optional<Answer> answer = std::nullopt);
+                 std::string_view reason, std::optional<Answer> answer = std::nullopt,
+                 int64_t due_at_ms = 0);
   void apply_memory(const storage::TxRecord* before, const storage::TxRecord& after);
   void drop_lease(const std::string& tx_id);
   void notify_ready(const std::string& queue, int64_t ready_at_ms);
@@ -347,8 +345,10 @@ class Engine {
   Status fire_due(const storage::DueEntry& entry);
   Status purge(const storage::TxRecord& rec);
   Status expire_lease(const std::string& tx_id, uint64_t lease_id);
+  // lease_end_ms: when the lease whose expiry ended the delivery ran out (0
+  // for a RELEASE or a disconnect), kept as the event's due time.
   Status end_delivery(const std::string& tx_id, uint32_t attempt, int64_t delay_ms,
-                      std::string_view reason, Result<TxReply>* reply);
+                      std::string_view reason, Result<TxReply>* reply, int64_t lease_end_ms = 0);
   Status load_ready_seq();
   void apply_repairs(const std::vector<Violation>& repaired);
 

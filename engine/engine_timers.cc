@@ -115,12 +115,13 @@ Status Engine::purge(const TxRecord& rec) {
 Status Engine::expire_lease(const std::string& tx_id, uint64_t lease_id) {
   auto lease = leases_.find(tx_id);
   if (lease == leases_.end() || lease->second.id != lease_id) return Status::ok();
-  return end_delivery(tx_id, lease->second.attempt, 0, kReasonLeaseExpired, nullptr);
+  return end_delivery(tx_id, lease->second.attempt, 0, kReasonLeaseExpired, nullptr,
+                      lease->second.expires_at_ms);
 }
 
 // A leased request's delivery ended without an answer: ready again, or dead.
 Status Engine::end_delivery(const std::string& tx_id, uint32_t attempt, int64_t delay_ms,
-                            std::string_view reason, Result<TxReply>* reply) {
+                            std::string_view reason, Result<TxReply>* reply, int64_t lease_end_ms) {
   auto found = store_.get_tx(tx_id);
   if (!found.is_ok()) return found.status();
   if (!found.value()) {
@@ -136,6 +137,7 @@ Status Engine::end_delivery(const std::string& tx_id, uint32_t attempt, int64_t 
   const char* cause = reply ? "RELEASE" : "lease";
   const RowContext ctx = row_context(queue.config);
   Decision decision = on_delivery_failed(rec, attempt, delay_ms, reason, ctx);
+  decision.due_at_ms = lease_end_ms;
   auto result = apply_decision(rec, std::move(decision), cause, ctx);
   drop_lease(tx_id);  // also when the row was stale: the lease is over either way
   if (!result.is_ok()) return result.status();

@@ -247,7 +247,9 @@ Decision on_retry_due(const TxRecord& rec, uint32_t attempt, int64_t fire_at_ms,
   TxRecord after = rec;
   // Ready from its scheduled instant: overdue retries keep their due order.
   enter_sending(after, fire_at_ms, ctx.ready_seq);
-  return applied(std::move(after), {});
+  Decision decision = applied(std::move(after), {});
+  decision.due_at_ms = fire_at_ms;
+  return decision;
 }
 
 Decision on_response_timeout(const TxRecord& rec, int64_t due_at_ms, const RowContext& ctx) {
@@ -255,7 +257,9 @@ Decision on_response_timeout(const TxRecord& rec, int64_t due_at_ms, const RowCo
       rec.due_at_ms != due_at_ms) {
     return unchanged(rec, Verdict::kStale);
   }
-  return schedule_after_transient(rec, kReasonResponseTimeout, std::nullopt, ctx);
+  Decision decision = schedule_after_transient(rec, kReasonResponseTimeout, std::nullopt, ctx);
+  decision.due_at_ms = due_at_ms;
+  return decision;
 }
 
 Decision on_resolve(const TxRecord& rec, TxState terminal, std::string_view reason,

@@ -36,6 +36,10 @@ struct Decision {
   storage::TxRecord after;
   std::string reason;            // the event's reason; empty when none
   std::optional<Answer> answer;  // the answer a RESPOND carried, for logs and figures
+  // The instant the timer behind this decision was due (a retry's
+  // next_fire_at, a response timeout, a lease's end), for the audit event;
+  // 0 when no timer fired.
+  int64_t due_at_ms = 0;
 };
 
 // What a row may need besides the record: the time, the queue's live

@@ -18,7 +18,7 @@
 CEREAL_CLASS_VERSION(tarde::storage::RetryPolicy, tarde::storage::kClassVersion);
 CEREAL_CLASS_VERSION(tarde::storage::DeliveryFailure, tarde::storage::kClassVersion);
 CEREAL_CLASS_VERSION(tarde::storage::TxRecord, tarde::storage::kClassVersion);
-CEREAL_CLASS_VERSION(tarde::storage::EventRecord, tarde::storage::kClassVersion);
+CEREAL_CLASS_VERSION(tarde::storage::EventRecord, tarde::storage::kEventRecordVersion);
 CEREAL_CLASS_VERSION(tarde::storage::DueValue, tarde::storage::kClassVersion);
 CEREAL_CLASS_VERSION(tarde::storage::ReadyValue, tarde::storage::kClassVersion);
 CEREAL_CLASS_VERSION(tarde::storage::DeadLetter, tarde::storage::kClassVersion);
@@ -237,13 +237,15 @@ void serialize(Archive& ar, TxRecord& r, const std::uint32_t version) {
 
 template <class Archive>
 void serialize(Archive& ar, EventRecord& e, const std::uint32_t version) {
-  check_version("EventRecord", version);
+  if (version != kEventRecordVersion) check_version("EventRecord", version);
   ar(e.at_ms);
   enum_byte(ar, e.from);
   enum_byte(ar, e.to);
   ar(e.attempt, e.next_attempt);
   text(ar, e.cause);
   text(ar, e.reason);
+  if (version < kEventRecordVersion) return;  // version 1 ends here: due_at_ms stays 0
+  ar(e.due_at_ms);
 }
 
 template <class Archive>
@@ -292,6 +294,7 @@ Status validate(const TxRecord& record) {
 Status validate(const EventRecord& event) {
   if (!valid_state(event.from)) return Status::corruption("from state out of range");
   if (!valid_state(event.to)) return Status::corruption("to state out of range");
+  if (event.due_at_ms < 0) return Status::corruption("negative due time");
   return Status::ok();
 }
 
@@ -346,6 +349,9 @@ std::string encode_event_with_cereal_for_test(const EventRecord& event) {
 }
 Result<TxRecord> decode_tx_with_cereal_for_test(std::string_view bytes) {
   return decode_value<TxRecord>(bytes, "TxRecord");
+}
+Result<EventRecord> decode_event_with_cereal_for_test(std::string_view bytes) {
+  return decode_value<EventRecord>(bytes, "EventRecord");
 }
 
 std::string encode_due_value(const DueValue& value) { return encode_value(value); }

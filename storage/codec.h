@@ -52,6 +52,7 @@ Result<EventRecord> decode_event(std::string_view bytes);
 std::string encode_tx_with_cereal_for_test(const TxRecord& record);
 std::string encode_event_with_cereal_for_test(const EventRecord& event);
 Result<TxRecord> decode_tx_with_cereal_for_test(std::string_view bytes);
+Result<EventRecord> decode_event_with_cereal_for_test(std::string_view bytes);
 
 std::string encode_due_value(const DueValue& value);
 Result<DueValue> decode_due_value(std::string_view bytes);

@@ -17,6 +17,10 @@ static_assert(std::endian::native == std::endian::little,
 constexpr char kFormatByte = static_cast<char>(kValueFormat);
 constexpr char kLittleEndianByte = static_cast<char>(kLittleEndianFlag);
 
+// read_event takes EventRecord versions 1 (kClassVersion, no due_at_ms) and 2.
+static_assert(kClassVersion == 1 && kEventRecordVersion == 2,
+              "read_event knows the layouts of EventRecord versions 1 and 2 only");
+
 template <typename T>
 void put(std::string& out, T value) {
   char bytes[sizeof(T)];
@@ -85,6 +89,13 @@ class Reader {
     uint32_t version = 0;
     get(&version);
     if (version != kClassVersion) ok_ = false;
+  }
+  // Reads a class version that must lie in [oldest, newest].
+  uint32_t get_version(uint32_t oldest, uint32_t newest) {
+    uint32_t version = 0;
+    get(&version);
+    if (version < oldest || version > newest) ok_ = false;
+    return version;
   }
   bool done() const { return ok_ && rest_.empty(); }
   bool ok() const { return ok_; }
@@ -157,10 +168,10 @@ void append_tx(std::string& out, const TxRecord& r) {
 }
 
 void append_event(std::string& out, const EventRecord& e) {
-  out.reserve(out.size() + 48 + e.cause.size() + e.reason.size());
+  out.reserve(out.size() + 56 + e.cause.size() + e.reason.size());
   out.push_back(kFormatByte);
   out.push_back(kLittleEndianByte);
-  put<uint32_t>(out, kClassVersion);
+  put<uint32_t>(out, kEventRecordVersion);
   put(out, e.at_ms);
   put_byte(out, static_cast<uint8_t>(e.from));
   put_byte(out, static_cast<uint8_t>(e.to));
@@ -168,6 +179,7 @@ void append_event(std::string& out, const EventRecord& e) {
   put(out, e.next_attempt);
   put_text(out, e.cause);
   put_text(out, e.reason);
+  put(out, e.due_at_ms);
 }
 
 bool read_tx(std::string_view bytes, TxRecord* r) {
@@ -214,7 +226,9 @@ bool read_event(std::string_view bytes, EventRecord* e) {
   Reader in(bytes);
   in.expect(kFormatByte);
   in.expect(kLittleEndianByte);
-  in.expect_version();
+  // Both versions: the events of a store written before version 2 are read
+  // here too, with due_at_ms 0 (version 1 ends after reason).
+  const uint32_t version = in.get_version(kClassVersion, kEventRecordVersion);
   in.get(&e->at_ms);
   in.get_enum(&e->from);
   in.get_enum(&e->to);
@@ -222,6 +236,8 @@ bool read_event(std::string_view bytes, EventRecord* e) {
   in.get(&e->next_attempt);
   in.get_text(&e->cause);
   in.get_text(&e->reason);
+  e->due_at_ms = 0;
+  if (version >= kEventRecordVersion) in.get(&e->due_at_ms);
   return in.done();
 }
 

@@ -21,7 +21,8 @@ void append_event(std::string& out, const EventRecord& event);
 // anything else, well-formed or not (big-endian flag, unknown version,
 // truncation, trailing bytes, a bool that is not 0 or 1): the caller then
 // decodes with cereal, which gives the authoritative answer and error. On
-// true the record is complete but not yet validated.
+// true the record is complete but not yet validated. append_event writes
+// EventRecord version 2; read_event reads versions 1 and 2.
 bool read_tx(std::string_view bytes, TxRecord* record);
 bool read_event(std::string_view bytes, EventRecord* event);
 

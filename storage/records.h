@@ -98,6 +98,10 @@ struct EventRecord {
   uint32_t next_attempt = 0;
   std::string cause;   // the command (ENQUEUE, RESPOND, ...) or timer, lease, reconciler
   std::string reason;  // empty when none
+  // Class version 2: the instant the timer whose fire this event records was
+  // due (a retry's next_fire_at, a response timeout, a lease's end); 0 when
+  // the event is not a timer fire, and in every version 1 value.
+  int64_t due_at_ms = 0;
 
   bool operator==(const EventRecord&) const = default;
 };

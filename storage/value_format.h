@@ -21,6 +21,10 @@ inline constexpr uint32_t kClassVersion = 1;
 // defaults).
 inline constexpr uint32_t kQueueConfigVersion = 2;
 
+// EventRecord's class version: 2 added due_at_ms (the instant a timer fire
+// was due). Version 1 values are still read, by both coders (due_at_ms 0).
+inline constexpr uint32_t kEventRecordVersion = 2;
+
 // The byte cereal's portable binary archive writes first: 1 when the writer
 // was little-endian. Values written here always carry it; the hand coder
 // reads only this form and leaves any other to cereal.

@@ -127,6 +127,19 @@ class Fields {
     auto v = find(name);
     if (v && !to_number(*v, out)) ok_ = false;
   }
+  // A field newer servers send: absent or "-" leaves *out as it is.
+  template <typename T>
+  void optional_num(std::string_view name, T* out) {
+    if (auto v = find_optional(name); v && !to_number(*v, out)) ok_ = false;
+  }
+  template <typename T>
+  void optional_num(std::string_view name, std::optional<T>* out) {
+    T value{};
+    if (auto v = find_optional(name)) {
+      if (!to_number(*v, &value)) ok_ = false;
+      *out = value;
+    }
+  }
   Status status(std::string_view what) const { return ok_ ? Status::ok() : bad_reply(what, line_); }
   const std::vector<std::pair<std::string_view, std::string_view>>& pairs() const { return pairs_; }
 
@@ -136,6 +149,12 @@ class Fields {
       if (n == name) return v;
     }
     ok_ = false;  // every field PROTOCOL.md lists is required
+    return std::nullopt;
+  }
+  std::optional<std::string_view> find_optional(std::string_view name) const {
+    for (const auto& [n, v] : pairs_) {
+      if (n == name && v != "-") return v;
+    }
     return std::nullopt;
   }
 
@@ -238,8 +257,18 @@ Result<TxEvent> parse_event(std::string_view line) {
   f.num("next_attempt", &e.next_attempt);
   f.str("cause", &e.cause);
   f.str("reason", &e.reason);
+  f.optional_num("due", &e.due_at_ms);
+  f.optional_num("late", &e.late_ms);
+  f.optional_num("seq", &e.seq);
+  f.optional_num("dropped", &e.dropped_before);
   TARDE_RETURN_IF_ERROR(f.status("EVENT line"));
   return e;
+}
+
+uint64_t dropped_events(const std::vector<TxEvent>& events) {
+  uint64_t dropped = 0;
+  for (const TxEvent& e : events) dropped += e.dropped_before;
+  return dropped;
 }
 
 Result<DeadLetterInfo> parse_letter(std::string_view line) {

@@ -96,7 +96,9 @@ struct TxInfo {
   std::vector<std::pair<std::string, std::string>> fields;
 };
 
-// One line of HISTORY: a transition of one transaction.
+// One line of HISTORY: a transition of one transaction. The fields after
+// `reason` are optional on the wire: a server older than them sends none,
+// and they keep the defaults below.
 struct TxEvent {
   int64_t at_ms = 0;
   std::string from;
@@ -104,8 +106,18 @@ struct TxEvent {
   uint32_t attempt = 0;
   uint32_t next_attempt = 0;
   std::string cause;
-  std::string reason;  // empty when "-"
+  std::string reason;              // empty when "-"
+  int64_t due_at_ms = 0;           // a timer fire: the instant it was due; 0 otherwise
+  std::optional<int64_t> late_ms;  // a timer fire: how late it took effect
+  std::optional<uint64_t> seq;     // its number in the transaction's life, 0 the first
+  // The marker of a bounded history: how many events of the transaction's
+  // life came right before this one and are no longer kept.
+  uint64_t dropped_before = 0;
 };
+
+// The events a HISTORY reply says are no longer kept (the sum of the
+// markers); 0 from a server that keeps them all or predates the marker.
+uint64_t dropped_events(const std::vector<TxEvent>& events);
 
 // One line of DEADLETTERS.
 struct DeadLetterInfo {

@@ -67,7 +67,14 @@ export interface Transaction {
   [field: string]: string | number | null;
 }
 
-/** One HISTORY event. `cause` is the command, `timer` or `lease`. */
+/**
+ * One HISTORY event. `cause` is the command, `timer` or `lease`. A timer fire
+ * carries `due` (the instant it was due) and `late` (ms after it that the fire
+ * took effect); other events have null. `seq` is the event's number in the
+ * transaction's life (0 the first); `dropped`, the marker of a bounded
+ * history, counts the events right before this one that are no longer kept.
+ * A server older than these fields gives null, null, null and 0.
+ */
 export interface HistoryEvent {
   at: number;
   from: State | null;
@@ -76,6 +83,10 @@ export interface HistoryEvent {
   nextAttempt: number;
   cause: string;
   reason: string | null;
+  due: number | null;
+  late: number | null;
+  seq: number | null;
+  dropped: number;
   [field: string]: string | number | null;
 }
 

@@ -201,7 +201,7 @@ Action handle_history(CommandContext& ctx, const Command& command) {
   auto found = ctx.engine->get(tx_id.value());
   if (!found.is_ok()) return status_error(found.status());
   if (!found.value()) return reply("NOT_FOUND " + tx_id.value() + "\r\n");
-  std::vector<storage::EventRecord> events;
+  std::vector<engine::HistoryEntry> events;
   Status status = ctx.engine->history(tx_id.value(), limit.value(), &events);
   if (!status.is_ok()) return status_error(status);
   return reply(events_reply(events));

@@ -82,13 +82,21 @@ std::string get_reply(const storage::TxRecord& r) {
          " payload_bytes=" + std::to_string(r.payload.size()) + "\r\n";
 }
 
-std::string events_reply(const std::vector<storage::EventRecord>& events) {
+// The fields after `reason` came with EventRecord version 2; clients that
+// predate them skip name=value fields they do not know.
+std::string events_reply(const std::vector<engine::HistoryEntry>& events) {
   std::string out = "EVENTS " + std::to_string(events.size()) + "\r\n";
-  for (const storage::EventRecord& e : events) {
+  for (const engine::HistoryEntry& entry : events) {
+    const storage::EventRecord& e = entry.event;
+    const std::optional<int64_t> late = engine::lateness_ms(e);
     out += "EVENT at=" + std::to_string(e.at_ms) + " from=" + storage::to_string(e.from) +
            " to=" + storage::to_string(e.to) + " attempt=" + std::to_string(e.attempt) +
            " next_attempt=" + std::to_string(e.next_attempt) + " cause=" + e.cause +
-           " reason=" + reason_or_dash(e.reason) + "\r\n";
+           " reason=" + reason_or_dash(e.reason) +
+           " due=" + (late ? std::to_string(e.due_at_ms) : "-") +
+           " late=" + (late ? std::to_string(*late) : "-") + " seq=" + std::to_string(entry.seq);
+    if (entry.dropped_before != 0) out += " dropped=" + std::to_string(entry.dropped_before);
+    out += "\r\n";
   }
   return out;
 }

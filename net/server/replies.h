@@ -22,7 +22,8 @@ std::string tx_reply(const engine::TxReply& reply);
 std::string request_reply(const engine::HandOut& hand_out);
 // `TX id=... payload_bytes=...`.
 std::string get_reply(const storage::TxRecord& record);
-std::string events_reply(const std::vector<storage::EventRecord>& events);
+// `EVENTS <n>` then one `EVENT at=... seq=<n> [dropped=<k>]` line each.
+std::string events_reply(const std::vector<engine::HistoryEntry>& events);
 std::string letters_reply(const std::vector<storage::DeadLetter>& letters);
 // `CONFIG <queue> name=value ...` with every setting.
 std::string config_reply(std::string_view queue, const storage::QueueConfig& config);

@@ -101,9 +101,16 @@ TEST_CASE("client: typed calls walk a transaction through its retries") {
   REQUIRE(events->size() >= 5);
   CHECK(events->front().cause == "ENQUEUE");
   CHECK(events->front().from.empty());  // "-" on the wire
+  CHECK(events->front().seq == std::optional<uint64_t>(0));
+  CHECK(dropped_events(events.value()) == 0);
   CHECK(events->back().to == "SUCCEEDED");
   bool saw_timer = false;
-  for (const TxEvent& e : events.value()) saw_timer = saw_timer || e.cause == "timer";
+  for (const TxEvent& e : events.value()) {
+    if (e.cause != "timer") continue;
+    saw_timer = true;
+    CHECK(e.due_at_ms > 0);  // a retry's fire carries its instant and lateness
+    CHECK(e.late_ms.has_value());
+  }
   CHECK(saw_timer);
   auto last = client->history("TX-1", 1);
   REQUIRE(last.is_ok());
@@ -379,6 +386,45 @@ TEST_CASE("client: reply line parsers reject malformed lines") {
             ->last_error.empty());
 }
 
+TEST_CASE("client: EVENT lines with due, late, seq and the dropped marker, and without them") {
+  // A timer fire of a server with EventRecord version 2, after a gap.
+  auto fire = parse_event(
+      "EVENT at=1003 from=SCHEDULED to=SENDING attempt=1 next_attempt=2 cause=timer reason=- "
+      "due=1000 late=3 seq=14 dropped=12");
+  REQUIRE(fire.is_ok());
+  CHECK(fire->due_at_ms == 1000);
+  CHECK(fire->late_ms == std::optional<int64_t>(3));
+  CHECK(fire->seq == std::optional<uint64_t>(14));
+  CHECK(fire->dropped_before == 12);
+  // Not a timer fire, nothing dropped before it.
+  auto plain = parse_event(
+      "EVENT at=1 from=- to=SENDING attempt=0 next_attempt=1 cause=ENQUEUE reason=- due=- "
+      "late=- seq=0");
+  REQUIRE(plain.is_ok());
+  CHECK(plain->due_at_ms == 0);
+  CHECK_FALSE(plain->late_ms.has_value());
+  CHECK(plain->seq == std::optional<uint64_t>(0));
+  CHECK(plain->dropped_before == 0);
+  // An older server's line: the new fields keep their defaults.
+  auto old =
+      parse_event("EVENT at=1 from=- to=SENDING attempt=0 next_attempt=1 cause=ENQUEUE reason=-");
+  REQUIRE(old.is_ok());
+  CHECK(old->due_at_ms == 0);
+  CHECK_FALSE(old->late_ms.has_value());
+  CHECK_FALSE(old->seq.has_value());
+  CHECK(old->dropped_before == 0);
+  CHECK(dropped_events({fire.value(), plain.value(), old.value()}) == 12);
+  // A present field must be a number (or "-").
+  for (const char* bad : {"due=x", "late=-1", "seq=1e3", "dropped="}) {
+    INFO(bad);
+    CHECK(parse_event(std::string("EVENT at=1 from=- to=SENDING attempt=0 next_attempt=1 "
+                                  "cause=ENQUEUE reason=- ") +
+                      bad)
+              .status()
+              .code() == Status::Code::kCorruption);
+  }
+}
+
 TEST_CASE("cli: walkthrough with exit statuses") {
   CliTestServer server;
   REQUIRE_MESSAGE(server.ok(), server.log());
@@ -412,7 +458,7 @@ TEST_CASE("cli: walkthrough with exit statuses") {
 
   run = run_cli(port, {"history", "W-1"});
   CHECK(run.exit_code == 0);
-  for (const char* word : {"AT", "FROM", "CAUSE", "ENQUEUE", "RESPOND", "timer", "not_now",
+  for (const char* word : {"AT", "FROM", "CAUSE", "LATE", "ENQUEUE", "RESPOND", "timer", "not_now",
                            "SCHEDULED", "SUCCEEDED", " ago"}) {
     CHECK_MESSAGE(contains(run.out, word), word);
   }

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <asio.hpp>
 #include <atomic>
 #include <stdexcept>
@@ -87,7 +88,19 @@ TEST_SUITE("embedded") {
     REQUIRE(events.is_ok());
     REQUIRE(events->size() >= 5);
     CHECK(events->front().cause == "ENQUEUE");
+    CHECK(events->front().seq == 0);
     CHECK(events->back().to == tarde::TxState::kSucceeded);
+    CHECK(events->back().seq == events->size() - 1);  // nothing dropped
+    bool fired = false;
+    for (const tarde::Event& e : events.value()) {
+      CHECK(e.dropped_before == 0);
+      if (e.cause != "timer") continue;
+      fired = true;  // the retry's fire carries its instant and lateness
+      CHECK(e.due_at_ms == scheduled->next_fire_at_ms);
+      REQUIRE(e.late_ms.has_value());
+      CHECK(*e.late_ms == std::max<int64_t>(0, e.at_ms - e.due_at_ms));
+    }
+    CHECK(fired);
     CHECK(t->reserve("pay").value() == std::nullopt);
   }
 

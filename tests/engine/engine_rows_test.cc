@@ -345,21 +345,22 @@ TEST_CASE("HISTORY lists every transition, oldest first, and limit keeps the new
   rig.advance(3 * kHourMs);
   rig.send_next("TX-1", 2);
   rig.respond("TX-1", 2, Answer::kSuccess);
-  std::vector<storage::EventRecord> events;
+  std::vector<engine::HistoryEntry> events;
   REQUIRE(rig.f.engine->history("TX-1", 0, &events).is_ok());
   REQUIRE(events.size() == 6);
-  CHECK(events[0].cause == "ENQUEUE");
-  CHECK(events[0].to == TxState::kSending);
-  CHECK(events[1].cause == "SENT");
-  CHECK(events[2].cause == "RESPOND");
-  CHECK(events[2].to == TxState::kScheduled);
-  CHECK(events[2].next_attempt == 2);
-  CHECK(events[3].cause == "timer");
-  CHECK(events[3].to == TxState::kSending);
-  CHECK(events[5].to == TxState::kSucceeded);
+  CHECK(events[0].event.cause == "ENQUEUE");
+  CHECK(events[0].event.to == TxState::kSending);
+  CHECK(events[1].event.cause == "SENT");
+  CHECK(events[2].event.cause == "RESPOND");
+  CHECK(events[2].event.to == TxState::kScheduled);
+  CHECK(events[2].event.next_attempt == 2);
+  CHECK(events[3].event.cause == "timer");
+  CHECK(events[3].event.to == TxState::kSending);
+  CHECK(events[3].event.due_at_ms == events[2].event.at_ms + 2 * kHourMs);
+  CHECK(events[5].event.to == TxState::kSucceeded);
   REQUIRE(rig.f.engine->history("TX-1", 2, &events).is_ok());
   REQUIRE(events.size() == 2);
-  CHECK(events[1].to == TxState::kSucceeded);
+  CHECK(events[1].event.to == TxState::kSucceeded);
 }
 
 TEST_CASE("response_timeout treats silence as TRANSIENT with the same attempt") {
@@ -376,9 +377,12 @@ TEST_CASE("response_timeout treats silence as TRANSIENT with the same attempt") 
   CHECK(rec.state == TxState::kScheduled);
   CHECK(rec.next_attempt == 1);
   CHECK(rec.transients == 1);
-  std::vector<storage::EventRecord> events;
+  std::vector<engine::HistoryEntry> events;
   REQUIRE(rig.f.engine->history("TX-1", 1, &events).is_ok());
-  CHECK(events.back().reason == "RESPONSE_TIMEOUT");
+  CHECK(events.back().event.reason == "RESPONSE_TIMEOUT");
+  CHECK(events.back().event.cause == "timer");
+  CHECK(events.back().event.due_at_ms == rec.updated_at_ms);  // fired at its instant
+  CHECK(engine::lateness_ms(events.back().event) == 0);
   rig.advance(1000);  // the transient backoff: the same attempt goes out again
   auto again = rig.reserve();
   REQUIRE(again.has_value());

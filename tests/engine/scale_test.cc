@@ -1,8 +1,8 @@
 // What keeps tarde's memory and start-up time independent of the store's
 // size: ready queues paged from the `ready` index, recovery that serves
 // before it has counted (the sweep's counts and repairs come later, checked
-// again against the current store), ready sequence numbers reserved on disk,
-// and history trimmed to the newest kHistoryEventsKept events.
+// again against the current store) and ready sequence numbers reserved on
+// disk. (History trimming: tests/engine/history_test.cc.)
 #include <doctest/doctest.h>
 
 #include <set>
@@ -63,15 +63,6 @@ struct Paged {
   std::unique_ptr<storage::Store> store;
   std::unique_ptr<engine::Engine> engine;
 };
-
-size_t count_keys(storage::Kv& kv, storage::Cf cf) {
-  size_t n = 0;
-  REQUIRE(kv.scan(cf, "", "", [&](std::string_view, std::string_view) {
-              ++n;
-              return true;
-            }).is_ok());
-  return n;
-}
 
 }  // namespace
 
@@ -204,28 +195,6 @@ TEST_CASE("the deferred sweep repairs what still needs it, judged on the current
   CHECK(p.reserve() == "ready");  // its rebuilt request joined the pager
   p.advance(60'000);              // and the rebuilt timer the due pager
   CHECK(p.tx("kept").state == TxState::kSending);
-}
-
-TEST_CASE("history keeps the newest kHistoryEventsKept events of a transaction") {
-  storage::MemKv kv;
-  Paged p(kv);
-  p.enqueue("t");
-  // Each TRANSIENT answer and its timer write two events.
-  for (uint32_t i = 0; i < engine::kHistoryEventsKept; ++i) {
-    REQUIRE(p.reserve() == "t");
-    REQUIRE(p.engine->respond("t", 1, Answer::kTransient, "", std::nullopt).is_ok());
-    p.advance(200'000);
-    auto args = p.tx("t");
-    if (args.state == TxState::kFailed) break;
-  }
-  const uint64_t written = p.tx("t").events;
-  REQUIRE(written > engine::kHistoryEventsKept);
-  CHECK(count_keys(kv, storage::Cf::kEvents) == engine::kHistoryEventsKept);
-  std::vector<storage::EventRecord> events;
-  REQUIRE(p.engine->history("t", 0, &events).is_ok());
-  REQUIRE(events.size() == engine::kHistoryEventsKept);
-  CHECK(events.back().to == p.tx("t").state);
-  CHECK(events.front().from != TxState::kNone);  // the ENQUEUE event is gone
 }
 
 TEST_CASE("ready sequence numbers are reserved on disk, so a restart never reuses one") {

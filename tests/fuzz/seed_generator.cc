@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
 
   EventRecord event{1795984996818, TxState::kSending, TxState::kScheduled, 1, 2, "RESPOND", ""};
   write(dir, "event", encode_event(event));
+  EventRecord fire{1795985001821, TxState::kScheduled, TxState::kSending, 1, 2, "timer", "",
+                   1795985001818};
+  write(dir, "event_fire", encode_event(fire));
   write(dir, "due_value", encode_due_value(DueValue{DueKind::kResponseTimeout, 3}));
   write(dir, "ready_value", encode_ready_value(ReadyValue{"TX-1", 2}));
   DeadLetter letter{"pagos", "TX-9", 2, 5, 1795984996818, "body", {{1, "timeout"}}};

@@ -5,9 +5,10 @@
 // A decoder must either return corruption with a message, or a value that
 // passes validate() and re-encodes consistently: encoding it and decoding
 // that gives bytes that encode to themselves (a fixed point), and when the
-// input was written the way this build writes (little-endian archive) the
-// re-encoding is byte-for-byte the input. Keys are canonical: a decoded key
-// re-encodes to exactly the input.
+// input was written the way this build writes (little-endian archive, the
+// current class version) the re-encoding is byte-for-byte the input. Event
+// values must read the same through the direct coder and through cereal.
+// Keys are canonical: a decoded key re-encodes to exactly the input.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -24,12 +25,19 @@ namespace {
 
 // The byte after the format byte is the archive's endianness flag; cereal
 // converts unless it is exactly 1 (little-endian, as this build writes).
-bool written_like_this_build(std::string_view bytes) {
-  return bytes.size() >= 2 && static_cast<std::uint8_t>(bytes[1]) == 1;
+// The next four are the struct's class version: an older version (a
+// QueueConfig or EventRecord of version 1) is read but re-encoded as the
+// current one.
+bool written_like_this_build(std::string_view bytes, std::uint32_t class_version) {
+  if (bytes.size() < 6 || static_cast<std::uint8_t>(bytes[1]) != 1) return false;
+  std::uint32_t version = 0;
+  for (int i = 5; i >= 2; --i) version = (version << 8) | static_cast<std::uint8_t>(bytes[i]);
+  return version == class_version;
 }
 
 template <typename T, typename Decode, typename Encode>
-void check_value(std::string_view bytes, Decode decode, Encode encode) {
+void check_value(std::string_view bytes, Decode decode, Encode encode,
+                 std::uint32_t class_version = kClassVersion) {
   const Result<T> decoded = decode(bytes);
   if (!decoded.is_ok()) {
     FUZZ_CHECK(decoded.status().code() == Status::Code::kCorruption);
@@ -38,7 +46,7 @@ void check_value(std::string_view bytes, Decode decode, Encode encode) {
   }
   FUZZ_CHECK(validate(decoded.value()).is_ok());
   const std::string encoded = encode(decoded.value());
-  if (written_like_this_build(bytes)) FUZZ_CHECK(encoded == bytes);
+  if (written_like_this_build(bytes, class_version)) FUZZ_CHECK(encoded == bytes);
   const Result<T> again = decode(encoded);
   FUZZ_CHECK(again.is_ok());
   // Compared as bytes, not with ==: a NaN double is a legal stored value
@@ -65,11 +73,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
 
   check_value<TxRecord>(bytes, decode_tx, encode_tx);
-  check_value<EventRecord>(bytes, decode_event, encode_event);
+  check_value<EventRecord>(bytes, decode_event, encode_event, kEventRecordVersion);
+  // The direct reader and cereal agree on every event, of either version:
+  // both refuse it, or both read the same record (version 1 with due 0).
+  if (const tarde::Result<EventRecord> direct = decode_event(bytes); direct.is_ok()) {
+    const tarde::Result<EventRecord> cereal = decode_event_with_cereal_for_test(bytes);
+    FUZZ_CHECK(cereal.is_ok());
+    FUZZ_CHECK(encode_event(cereal.value()) == encode_event(direct.value()));
+    if (bytes.size() >= 6 && bytes[2] == 1) FUZZ_CHECK(direct.value().due_at_ms == 0);
+  }
   check_value<DueValue>(bytes, decode_due_value, encode_due_value);
   check_value<ReadyValue>(bytes, decode_ready_value, encode_ready_value);
   check_value<DeadLetter>(bytes, decode_dead_letter, encode_dead_letter);
-  check_value<QueueConfig>(bytes, decode_queue_config, encode_queue_config);
+  check_value<QueueConfig>(bytes, decode_queue_config, encode_queue_config, kQueueConfigVersion);
 
   if (const tarde::Result<uint32_t> version = decode_format_version(bytes); version.is_ok()) {
     FUZZ_CHECK(encode_format_version(version.value()) == bytes);

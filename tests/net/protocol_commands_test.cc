@@ -501,8 +501,9 @@ TEST_CASE("HISTORY replies EVENTS n then n EVENT lines oldest first; limit= keep
   const auto all = c.block("HISTORY tx-1");
   REQUIRE(all.size() == 4);
   CHECK(all[0] == "EVENTS 3");
-  const std::vector<std::string> names = {"at",           "from",  "to",    "attempt",
-                                          "next_attempt", "cause", "reason"};
+  // The fields in PROTOCOL.md's order; `dropped` only after a gap (none here).
+  const std::vector<std::string> names = {"at",    "from",   "to",  "attempt", "next_attempt",
+                                          "cause", "reason", "due", "late",    "seq"};
   for (size_t i = 1; i < all.size(); ++i) {
     const std::vector<std::string> words = split_words(all[i]);
     REQUIRE(words.size() == names.size() + 1);
@@ -527,6 +528,12 @@ TEST_CASE("HISTORY replies EVENTS n then n EVENT lines oldest first; limit= keep
   CHECK(e3.at("to") == "FAILED");
   CHECK(e3.at("cause") == "RESPOND");
   CHECK(e3.at("reason") == "bad_card");
+  for (const auto* e : {&e1, &e2, &e3}) {  // no timer fired
+    CHECK(e->at("due") == "-");
+    CHECK(e->at("late") == "-");
+  }
+  CHECK(e1.at("seq") == "0");
+  CHECK(e3.at("seq") == "2");
   CHECK(std::stoll(e1.at("at")) <= std::stoll(e2.at("at")));
   CHECK(std::stoll(e2.at("at")) <= std::stoll(e3.at("at")));
 

@@ -12,7 +12,6 @@
 #include <thread>
 #include <vector>
 
-#include "engine/engine.h"
 #include "tests/support/raw_client.h"
 #include "tests/support/server_process.h"
 
@@ -235,6 +234,7 @@ TEST_CASE("end to end: CANCELLED twice then SUCCESS, retries never before next_f
   CHECK(producer.enqueue("payments TX-100200 base=100ms jitter=0", "{\"amount\":12}") ==
         "CREATED TX-100200 SENDING 0 1 0");
   int64_t fire_at = 0;
+  std::vector<int64_t> fire_ats;  // each retry's instant, as RESPOND announced it
   for (uint32_t attempt = 1; attempt <= 3; ++attempt) {
     CAPTURE(attempt);
     const Request r = dispatcher.request("RESERVE payments wait=5s");
@@ -263,6 +263,7 @@ TEST_CASE("end to end: CANCELLED twice then SUCCESS, retries never before next_f
       CHECK(s.next_fire_at >= before + wait);
       CHECK(s.next_fire_at <= after + wait);
       fire_at = s.next_fire_at;
+      fire_ats.push_back(fire_at);
       CHECK(producer.command("GET TX-100200")
                 .find(" next_fire_at=" + std::to_string(fire_at) + " ") != std::string::npos);
     } else {
@@ -290,27 +291,41 @@ TEST_CASE("end to end: CANCELLED twice then SUCCESS, retries never before next_f
       {"SENDING", "IN_FLIGHT", "SENT", "3", "0"},
       {"IN_FLIGHT", "SUCCEEDED", "RESPOND", "3", "0"},
   };
-  // HISTORY keeps the newest kHistoryEventsKept events (PROTOCOL.md).
-  const size_t kept = std::min<size_t>(steps.size(), engine::kHistoryEventsKept);
-  const size_t skipped = steps.size() - kept;
-  REQUIRE(history.size() == kept + 1);
-  CHECK(history[0] == "EVENTS " + std::to_string(kept));
+  // HISTORY keeps the whole life (far below history_max), each event with
+  // its number and no marker; the retries' fires carry their instants.
+  REQUIRE(history.size() == steps.size() + 1);
+  CHECK(history[0] == "EVENTS " + std::to_string(steps.size()));
   int64_t previous_at = 0;
-  for (size_t i = 0; i < kept; ++i) {
+  size_t fires = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
     INFO(history[i + 1]);
     const auto e = parse_fields(history[i + 1]);
-    const Step& step = steps[skipped + i];
+    const Step& step = steps[i];
     CHECK(e.at("from") == step.from);
     CHECK(e.at("to") == step.to);
     CHECK(e.at("cause") == step.cause);
     CHECK(e.at("attempt") == step.attempt);
     CHECK(e.at("next_attempt") == step.next_attempt);
-    CHECK(std::stoll(e.at("at")) >= previous_at);
-    previous_at = std::stoll(e.at("at"));
+    CHECK(e.at("seq") == std::to_string(i));
+    CHECK(e.count("dropped") == 0);
+    const int64_t at = std::stoll(e.at("at"));
+    CHECK(at >= previous_at);
+    previous_at = at;
+    if (std::string(step.cause) != "timer") {
+      CHECK(e.at("due") == "-");
+      CHECK(e.at("late") == "-");
+      continue;
+    }
+    REQUIRE(fires < fire_ats.size());
+    const int64_t due = fire_ats[fires++];
+    CHECK(std::stoll(e.at("due")) == due);
+    // Moved at most --retry-lead (10 ms by default) ahead, and late = at − due, at least 0.
+    CHECK(at >= due - 10);
+    CHECK(std::stoll(e.at("late")) == std::max<int64_t>(0, at - due));
+    CHECK(std::stoll(e.at("late")) < kLatenessMs);
   }
-  // steps[5], the second CANCELLED, is among the newest events.
-  REQUIRE(skipped <= 5);
-  CHECK(parse_fields(history[5 - skipped + 1]).at("reason") == "not_now");
+  CHECK(fires == 2);
+  CHECK(parse_fields(history[6]).at("reason") == "not_now");  // the second CANCELLED
 }
 
 TEST_CASE("after SIGKILL and a restart, retries fire at their persisted instants") {

@@ -188,17 +188,103 @@ TEST_CASE("codec: golden bytes") {
   event.cause = "RESPOND";
   // clang-format off
   const std::string event_golden =
-      "01" "01" "01000000"                // format byte, little-endian, class version
+      "01" "01" "02000000"                // format byte, little-endian, class version 2
+      "e803000000000000"                  // at_ms 1000
+      "02" "03"                           // from IN_FLIGHT, to SCHEDULED
+      "01000000" "02000000"               // attempt, next_attempt
+      "0700000000000000524553504f4e44"    // cause "RESPOND"
+      "0000000000000000"                  // reason ""
+      "0000000000000000";                 // due_at_ms 0: not a timer fire
+  // clang-format on
+  CHECK(to_hex(encode_event(event)) == event_golden);
+  Result<EventRecord> event_back = decode_event(from_hex(event_golden));
+  REQUIRE(event_back.is_ok());
+  CHECK(event_back.value() == event);
+
+  // A retry's fire: SCHEDULED -> SENDING at 1003, due at 1000.
+  EventRecord fire;
+  fire.at_ms = 1003;
+  fire.from = TxState::kScheduled;
+  fire.to = TxState::kSending;
+  fire.attempt = 1;
+  fire.next_attempt = 2;
+  fire.cause = "timer";
+  fire.due_at_ms = 1000;
+  // clang-format off
+  const std::string fire_golden =
+      "01" "01" "02000000"                // format byte, little-endian, class version 2
+      "eb03000000000000"                  // at_ms 1003
+      "03" "01"                           // from SCHEDULED, to SENDING
+      "01000000" "02000000"               // attempt, next_attempt
+      "050000000000000074696d6572"        // cause "timer"
+      "0000000000000000"                  // reason ""
+      "e803000000000000";                 // due_at_ms 1000
+  // clang-format on
+  CHECK(to_hex(encode_event(fire)) == fire_golden);
+  Result<EventRecord> fire_back = decode_event(from_hex(fire_golden));
+  REQUIRE(fire_back.is_ok());
+  CHECK(fire_back.value() == fire);
+  CHECK(to_hex(encode_event_with_cereal_for_test(fire)) == fire_golden);
+}
+
+TEST_CASE("codec: EventRecord version 1 bytes (stores written before due_at_ms) still read") {
+  // Pinned when version 1 was the current layout (FORMAT.md's worked
+  // example); now only an input of the old reader, never written again.
+  // clang-format off
+  const std::string v1_golden =
+      "01" "01" "01000000"                // format byte, little-endian, class version 1
       "e803000000000000"                  // at_ms 1000
       "02" "03"                           // from IN_FLIGHT, to SCHEDULED
       "01000000" "02000000"               // attempt, next_attempt
       "0700000000000000524553504f4e44"    // cause "RESPOND"
       "0000000000000000";                 // reason ""
   // clang-format on
-  CHECK(to_hex(encode_event(event)) == event_golden);
-  Result<EventRecord> event_back = decode_event(from_hex(event_golden));
-  REQUIRE(event_back.is_ok());
-  CHECK(event_back.value() == event);
+  EventRecord expected;
+  expected.at_ms = 1000;
+  expected.from = TxState::kInFlight;
+  expected.to = TxState::kScheduled;
+  expected.attempt = 1;
+  expected.next_attempt = 2;
+  expected.cause = "RESPOND";
+  // Both readers, the direct one (decode_event) and cereal, agree.
+  Result<EventRecord> direct = decode_event(from_hex(v1_golden));
+  REQUIRE(direct.is_ok());
+  CHECK(direct.value() == expected);
+  CHECK(direct.value().due_at_ms == 0);
+  Result<EventRecord> cereal = decode_event_with_cereal_for_test(from_hex(v1_golden));
+  REQUIRE(cereal.is_ok());
+  CHECK(cereal.value() == expected);
+  // Re-encoding writes version 2: the same fields plus due_at_ms 0.
+  CHECK(to_hex(encode_event(direct.value())) ==
+        "010102000000" + v1_golden.substr(12) + "0000000000000000");
+
+  // A version 1 value with a version 2 tail is bytes left over; a version 2
+  // value without its tail is truncated: both are corrupt, for both readers.
+  const std::string v1_long = from_hex(v1_golden) + std::string(8, '\0');
+  CHECK(decode_event(v1_long).status().code() == Status::Code::kCorruption);
+  CHECK(decode_event_with_cereal_for_test(v1_long).status().code() == Status::Code::kCorruption);
+  std::string v2_short = from_hex(v1_golden);
+  v2_short[2] = 2;
+  CHECK(decode_event(v2_short).status().code() == Status::Code::kCorruption);
+  CHECK(decode_event_with_cereal_for_test(v2_short).status().code() == Status::Code::kCorruption);
+  // Version 0 and 3 are unknown.
+  for (char version : {'\0', '\3'}) {
+    std::string unknown = from_hex(v1_golden);
+    unknown[2] = version;
+    CHECK(decode_event(unknown).status().code() == Status::Code::kCorruption);
+  }
+}
+
+TEST_CASE("codec: an EventRecord with a negative due time is corrupt") {
+  EventRecord fire;
+  fire.cause = "timer";
+  fire.due_at_ms = 5;
+  std::string bytes = encode_event(fire);
+  bytes[bytes.size() - 1] = static_cast<char>(0x80);  // the due time's top byte: negative
+  Result<EventRecord> decoded = decode_event(bytes);
+  REQUIRE_FALSE(decoded.is_ok());
+  CHECK(decoded.status().code() == Status::Code::kCorruption);
+  CHECK(decoded.status().message().find("negative due time") != std::string::npos);
 }
 
 TEST_CASE("codec: the direct coder writes and reads exactly cereal's bytes") {
@@ -234,10 +320,14 @@ TEST_CASE("codec: the direct coder writes and reads exactly cereal's bytes") {
     event.from = static_cast<TxState>(random() % 6);
     event.cause = text(12);
     event.reason = text(12);
+    event.due_at_ms = random() % 2 == 0 ? 0 : static_cast<int64_t>(random() >> 1);
     REQUIRE(to_hex(encode_event(event)) == to_hex(encode_event_with_cereal_for_test(event)));
     Result<EventRecord> event_back = decode_event(encode_event(event));
     REQUIRE(event_back.is_ok());
     CHECK(event_back.value() == event);
+    Result<EventRecord> event_cereal = decode_event_with_cereal_for_test(encode_event(event));
+    REQUIRE(event_cereal.is_ok());
+    CHECK(event_cereal.value() == event);
   }
 }
 
@@ -290,10 +380,10 @@ TEST_CASE("codec: wrong format byte, trailing bytes and bad class version are co
   CHECK(decode_event(bytes + "x").status().code() == Status::Code::kCorruption);
 
   std::string wrong_version = bytes;
-  wrong_version[2] = 2;  // EventRecord class version 2 does not exist yet
+  wrong_version[2] = 3;  // EventRecord class version 3 does not exist yet
   Result<EventRecord> versioned = decode_event(wrong_version);
   REQUIRE_FALSE(versioned.is_ok());
-  CHECK(versioned.status().message().find("class version 2") != std::string::npos);
+  CHECK(versioned.status().message().find("class version 3") != std::string::npos);
 
   // A DueValue is not an EventRecord: the shapes differ and decoding fails.
   CHECK_FALSE(decode_event(encode_due_value(DueValue{DueKind::kRetry, 1})).is_ok());

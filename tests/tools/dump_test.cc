@@ -277,6 +277,88 @@ TEST_CASE("tarde-dump: a hostile reason keeps every table row on one line and th
   CHECK(seen);
 }
 
+TEST_CASE("tarde-dump tx shows the history as HISTORY does: marker, due, lateness, safe reasons") {
+  testing::TempDir dir;
+  int64_t due = 0;
+  {
+    auto kv = storage::RocksKv::open(dir.path(), storage::RocksKv::Options{});
+    REQUIRE(kv.is_ok());
+    testing::EngineFixture f(*kv.value());
+    storage::QueueConfig config;
+    config.history_max = 4;
+    REQUIRE(f.engine->set_config("pagos", config).is_ok());
+    REQUIRE(f.engine->enqueue(testing::enqueue_args("pagos", "TX-H")).is_ok());
+    // Events 1..3: three RELEASEs, the last with a reason holding an escape
+    // sequence and a line break (the engine keeps any text it is given).
+    for (const char* why : {"ONE", "TWO", "evil\x1b[2J\nline"}) {
+      REQUIRE(f.engine->reserve("pagos", 1).value().has_value());
+      REQUIRE(f.engine->release(1, "TX-H", 1, 0, why).is_ok());
+    }
+    REQUIRE(f.engine->reserve("pagos", 1).value().has_value());
+    REQUIRE(f.engine->sent("TX-H", 1).is_ok());  // event 4: event 1 goes
+    REQUIRE(f.engine->respond("TX-H", 1, engine::Answer::kTransient, "", 5000).is_ok());
+    due = f.tx("TX-H").next_fire_at_ms;  // event 5: event 2 goes
+    f.clock.advance_ms(5000 + 7);
+    while (f.engine->run_timers().value()) {
+    }  // event 6, 7 ms late: event 3 goes
+    REQUIRE(kv.value()->close().is_ok());
+  }
+  const std::string d = dir.path();
+  ToolRun table = run(d + " tx TX-H");
+  REQUIRE(table.status == 0);
+  INFO(table.out);
+  CHECK(table.out.find("dropped") != std::string::npos);
+  CHECK(table.out.find("late_ms") != std::string::npos);
+  CHECK(table.out.find("(3 events of its life are no longer kept") != std::string::npos);
+  CHECK(table.out.find('\x1b') == std::string::npos);   // escaped, never sent to the terminal
+  CHECK(table.out.find("\\x1b") == std::string::npos);  // (and the event holding it is gone)
+
+  ToolRun json = run(d + " tx TX-H --json");
+  REQUIRE(json.status == 0);
+  const auto doc = nlohmann::json::parse(json.out);
+  CHECK(doc["history_max"] == 4);
+  CHECK(doc["dropped"] == 3);
+  const auto& history = doc["history"];
+  REQUIRE(history.size() == 4);
+  CHECK(history[0]["seq"] == 0);
+  CHECK(history[0]["cause"] == "ENQUEUE");
+  CHECK(history[0]["dropped"] == 0);
+  CHECK(history[0]["due"] == 0);
+  CHECK(history[0]["late_ms"] == "-");
+  CHECK(history[1]["seq"] == 4);
+  CHECK(history[1]["dropped"] == 3);
+  CHECK(history[3]["seq"] == 6);
+  CHECK(history[3]["cause"] == "timer");
+  CHECK(history[3]["due"] == due);
+  CHECK(history[3]["late_ms"] == 7);
+
+  ToolRun limited = run(d + " tx TX-H --json --limit 1");
+  REQUIRE(limited.status == 0);
+  CHECK(nlohmann::json::parse(limited.out)["history"].size() == 1);
+}
+
+TEST_CASE("tarde-dump tx escapes control bytes of a reason in its table, not in JSON") {
+  testing::TempDir dir;
+  {
+    auto kv = storage::RocksKv::open(dir.path(), storage::RocksKv::Options{});
+    REQUIRE(kv.is_ok());
+    testing::EngineFixture f(*kv.value());
+    REQUIRE(f.engine->enqueue(testing::enqueue_args("pagos", "TX-E")).is_ok());
+    REQUIRE(f.engine->reserve("pagos", 1).value().has_value());
+    REQUIRE(f.engine->release(1, "TX-E", 1, 0, "evil\x1b[2J\r\nx y\\").is_ok());
+    REQUIRE(kv.value()->close().is_ok());
+  }
+  ToolRun table = run(dir.path() + " tx TX-E");
+  REQUIRE(table.status == 0);
+  INFO(table.out);
+  CHECK(table.out.find('\x1b') == std::string::npos);
+  CHECK(table.out.find("evil\\x1b[2J\\x0d\\x0ax\\x20y\\x5c") != std::string::npos);
+  ToolRun json = run(dir.path() + " tx TX-E --json");
+  REQUIRE(json.status == 0);
+  const auto doc = nlohmann::json::parse(json.out);
+  CHECK(doc["history"][1]["reason"] == "evil\x1b[2J\r\nx y\\");
+}
+
 TEST_CASE("tarde-dump refuses a bad command line with exit status 2 and says why") {
   testing::TempDir dir;
   populate(dir.path());

@@ -135,18 +135,28 @@ bool render_tx(const client::Reply& reply, int64_t now_ms, std::ostream& out) {
   return true;
 }
 
+// LATE is a timer fire's lateness after its due instant; a row "... N
+// dropped" stands where the server no longer keeps N events.
 bool render_events(const client::Reply& reply, int64_t now_ms, std::ostream& out) {
   std::vector<std::vector<std::string>> rows = {
-      {"AT", "WHEN", "FROM", "TO", "ATTEMPT", "NEXT", "CAUSE", "REASON"}};
+      {"AT", "WHEN", "FROM", "TO", "ATTEMPT", "NEXT", "CAUSE", "REASON", "LATE"}};
+  uint64_t dropped = 0;
   for (const std::string& line : reply.body) {
     auto e = client::parse_event(line);
     if (!e.is_ok()) return false;
+    if (e->dropped_before != 0) {
+      rows.push_back({"... " + std::to_string(e->dropped_before) + " dropped", "", "", "", "", "",
+                      "", "", ""});
+      dropped += e->dropped_before;
+    }
     rows.push_back({iso_time(e->at_ms), relative_time(e->at_ms, now_ms), dash(e->from), e->to,
                     std::to_string(e->attempt), std::to_string(e->next_attempt), e->cause,
-                    dash(e->reason)});
+                    dash(e->reason), e->late_ms ? std::to_string(*e->late_ms) + "ms" : "-"});
   }
   table(out, rows);
-  out << "(" << reply.body.size() << (reply.body.size() == 1 ? " event)\n" : " events)\n");
+  out << "(" << reply.body.size() << (reply.body.size() == 1 ? " event" : " events");
+  if (dropped != 0) out << "; " << dropped << " more no longer kept";
+  out << ")\n";
   return true;
 }
 

@@ -8,15 +8,17 @@ namespace tarde::crash {
 namespace detail {
 namespace {
 
-// The server keeps the newest 8 events of a transaction (PROTOCOL.md,
-// HISTORY); the harness reads that from the protocol, as any client would.
-// When HISTORY shows that many, older ones may have been trimmed, and an operation sent no later
-// than the oldest event shown may have left its event in the trimmed part: it cannot be looked for.
-constexpr size_t kHistoryEventsKept = 8;
-
+// The server keeps a transaction's first event and its newest history_max
+// − 1 (PROTOCOL.md, HISTORY), and marks where it dropped events: the event
+// after them carries `dropped=N`. The harness reads that from the protocol,
+// as any client would. An operation sent no later than the last event that
+// carries a marker may have left its event among the dropped ones: it
+// cannot be looked for.
 bool may_be_trimmed(const Op& op, const std::vector<client::TxEvent>& history) {
-  if (history.size() < kHistoryEventsKept) return false;
-  return op.send_us / 1000 <= history.front().at_ms;
+  for (auto it = history.rbegin(); it != history.rend(); ++it) {
+    if (it->dropped_before != 0) return op.send_us / 1000 <= it->at_ms;
+  }
+  return false;
 }
 
 bool is_terminal(const std::string& state) { return state == "SUCCEEDED" || state == "FAILED"; }

@@ -172,7 +172,9 @@ void check_history_rows(const std::string& id, const FinalTx& final, CheckReport
           "HISTORY shows a transition the state machine forbids: " + describe_event(e));
       continue;
     }
-    if (i == 0) continue;
+    // The first event, and one after events the server no longer keeps
+    // (its `dropped` marker), have no shown predecessor to follow.
+    if (i == 0 || e.dropped_before != 0) continue;
     const client::TxEvent& before = history[i - 1];
     if (e.from != before.to || !attempt_follows(before, e) || e.at_ms < before.at_ms) {
       add(report, "G4", id,

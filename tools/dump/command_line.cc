@@ -15,7 +15,10 @@ commands:
   summary                      counts by state and queue, ready and dead per queue,
                                retry index size with its earliest and latest instants,
                                each queue's ready floor (where a restart reads from)
-  tx ID                        one transaction's record and full history
+  tx ID [--limit N]            one transaction's record and its history as HISTORY
+                               shows it: the first event and the newest, the count
+                               of events dropped before each, a timer fire's due
+                               instant and lateness
   list [--state S] [--queue Q] [--limit N]
                                transactions in id order
   due [--limit N]              the retry index in time order
@@ -59,7 +62,7 @@ void define_flags(CLI::App& app, DumpRequest* request) {
   add_text_flag(app, "--queue", "list: only the transactions of queue Q (default: all)",
                 &request->queue)
       ->type_name("Q");
-  add_number_flag(app, "--limit", "list, due, ready, dead: at most N rows; 0 = all",
+  add_number_flag(app, "--limit", "tx, list, due, ready, dead: at most N rows; 0 = all",
                   &request->limit, 0, UINT64_MAX)
       ->default_str("0");
 }

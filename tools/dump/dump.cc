@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "engine/history.h"
 #include "engine/invariants.h"
 #include "storage/codec.h"
 #include "storage/keys.h"
@@ -127,28 +128,71 @@ Rows tx_rows() {
                "payload_bytes"});
 }
 
+// The history_max of a queue: its stored configuration's, or the default.
+Result<uint32_t> history_max_of(storage::Store& store, const std::string& queue) {
+  uint32_t history_max = storage::QueueConfig{}.history_max;
+  TARDE_RETURN_IF_ERROR(
+      store.scan_queue_configs([&](const std::string& name, const storage::QueueConfig& config) {
+        if (name != queue) return true;
+        history_max = config.history_max;
+        return false;
+      }));
+  return history_max;
+}
+
+// The events HISTORY would show (engine/history.h): the first and the
+// newest history_max − 1, each with the count of events dropped before it,
+// a timer fire's due time and lateness. Reasons and causes are stored text
+// from clients: the table escapes them (safe_text), JSON keeps them.
 Result<DumpOutput> tx(storage::Store& store, const DumpRequest& request) {
   auto found = store.get_tx(request.argument);
   if (!found.is_ok()) return found.status();
   if (!found.value()) return Status::not_found("no transaction " + request.argument);
   Rows record = tx_rows();
   add_tx_row(record, *found.value());
-  Rows events({"seq", "at", "at_utc", "from", "to", "attempt", "next_attempt", "cause", "reason"});
+  Result<uint32_t> history_max = history_max_of(store, found.value()->queue);
+  if (!history_max.is_ok()) return history_max.status();
+  std::vector<std::pair<uint64_t, storage::EventRecord>> stored;
   TARDE_RETURN_IF_ERROR(store.scan_events(request.argument, [&](uint64_t seq, const auto& e) {
-    events.add({number(seq), number(e.at_ms), text(iso_time(e.at_ms)),
-                text(storage::to_string(e.from)), text(storage::to_string(e.to)),
-                number(uint64_t{e.attempt}), number(uint64_t{e.next_attempt}), text(e.cause),
-                text(e.reason.empty() ? "-" : e.reason)});
+    stored.emplace_back(seq, e);
     return true;
   }));
+  const std::vector<engine::HistoryEntry> shown =
+      engine::select_history(std::move(stored), history_max.value(), request.limit);
+  auto shown_text = [&](const std::string& value) {
+    if (value.empty()) return text("-");
+    return text(request.json ? value : safe_text(value));
+  };
+  Rows events({"seq", "dropped", "at", "at_utc", "from", "to", "attempt", "next_attempt", "cause",
+               "reason", "due", "due_utc", "late_ms"});
+  uint64_t dropped = 0;
+  for (const engine::HistoryEntry& entry : shown) {
+    const storage::EventRecord& e = entry.event;
+    const std::optional<int64_t> late = engine::lateness_ms(e);
+    dropped += entry.dropped_before;
+    events.add({number(entry.seq), number(entry.dropped_before), number(e.at_ms),
+                text(iso_time(e.at_ms)), text(storage::to_string(e.from)),
+                text(storage::to_string(e.to)), number(uint64_t{e.attempt}),
+                number(uint64_t{e.next_attempt}), shown_text(e.cause), shown_text(e.reason),
+                number(e.due_at_ms), text(iso_time(e.due_at_ms)),
+                late ? number(*late) : text("-")});
+  }
   DumpOutput out;
   if (request.json) {
     nlohmann::ordered_json doc;
     doc["record"] = record.json();
     doc["history"] = events.json();
+    doc["history_max"] = history_max.value();
+    doc["dropped"] = dropped;
     out.text = json_output(doc);
   } else {
     out.text = record.table() + "\n" + events.table();
+    if (dropped != 0) {
+      out.text += "(" + std::to_string(dropped) +
+                  " events of its life are no longer kept: the `dropped` column says where; "
+                  "history_max " +
+                  std::to_string(history_max.value()) + ")\n";
+    }
   }
   return out;
 }

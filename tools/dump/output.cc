@@ -43,6 +43,23 @@ std::string cell_text(const Cell& cell) {
 
 }  // namespace
 
+std::string safe_text(std::string_view value) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x21 && byte <= 0x7E && c != '\\') {
+      out.push_back(c);
+    } else {
+      out += "\\x";
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 0xF]);
+    }
+  }
+  return out;
+}
+
 std::string iso_time(int64_t ms) { return ms == 0 ? "-" : tarde::iso_utc_ms(ms); }
 
 std::string json_output(const nlohmann::ordered_json& value) { return json_text(value, 2) + "\n"; }

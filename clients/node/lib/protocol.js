@@ -319,7 +319,28 @@ function decodeList(head, item) {
   };
 }
 
-const decodeEvents = decodeList('EVENTS', 'EVENT');
+const decodeEventList = decodeList('EVENTS', 'EVENT');
+
+// Fields of an EVENT line that servers older than them do not send, with
+// the value each gets then: a timer fire's due instant and lateness, the
+// event's number in the transaction's life, and the marker of a bounded
+// history (events right before this one that are no longer kept).
+const EVENT_DEFAULTS = { due: null, late: null, seq: null, dropped: 0 };
+
+/** HISTORY: the EVENT lines, each with due, late, seq and dropped (defaults when absent). */
+function decodeEvents(frame) {
+  const events = decodeEventList(frame);
+  if (events === null) return null;
+  return events.map((e) => {
+    const out = { ...e };
+    for (const [name, fallback] of Object.entries(EVENT_DEFAULTS)) {
+      const v = e[name];
+      if (v === undefined || v === null) out[name] = fallback;
+      else if (typeof v !== 'number') throw protocolError(`expected a number for ${name}, got ${JSON.stringify(v)}`);
+    }
+    return out;
+  });
+}
 const decodeLetters = decodeList('LETTERS', 'LETTER');
 
 function decodeStats(frame) {

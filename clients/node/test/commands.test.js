@@ -198,7 +198,8 @@ test('HISTORY: events oldest first, limit, null for NOT_FOUND', { timeout: 30000
   await c.respond('H-1', 1, 'CANCELLED', { reason: 'NOT_NOW' });
   const events = await c.history('H-1');
   assert.equal(events.length, 3);
-  assert.deepEqual(Object.keys(events[0]).sort(), ['at', 'attempt', 'cause', 'from', 'nextAttempt', 'reason', 'to']);
+  assert.deepEqual(Object.keys(events[0]).sort(), ['at', 'attempt', 'cause', 'dropped', 'due', 'from', 'late', 'nextAttempt', 'reason', 'seq', 'to']);
+  assert.deepEqual(events.map((e) => [e.seq, e.dropped, e.due, e.late]), [[0, 0, null, null], [1, 0, null, null], [2, 0, null, null]]);
   assert.deepEqual(events.map((e) => [e.from, e.to, e.cause]), [
     [null, 'SENDING', 'ENQUEUE'],
     ['SENDING', 'IN_FLIGHT', 'SENT'],
@@ -211,6 +212,19 @@ test('HISTORY: events oldest first, limit, null for NOT_FOUND', { timeout: 30000
   const last = await c.history('H-1', { limit: 1 });
   assert.deepEqual(last, [events[2]]);
   assert.equal(await c.history('NOPE'), null);
+});
+
+test('HISTORY: history_max keeps the first event and the newest, with the dropped marker', { timeout: 30000 }, async () => {
+  await c.config('hisbound', { historyMax: 3 });
+  await c.enqueue('hisbound', 'HB-1', 'x');
+  for (let i = 0; i < 4; i++) {
+    const req = await c.reserve('hisbound');
+    assert.equal(req.txId, 'HB-1');
+    await c.release('HB-1', 1);
+  }
+  // Events 0 (ENQUEUE) to 4 (the fourth RELEASE): the first and the newest two stay.
+  const events = await c.history('HB-1');
+  assert.deepEqual(events.map((e) => [e.seq, e.dropped, e.cause]), [[0, 0, 'ENQUEUE'], [3, 2, 'RELEASE'], [4, 0, 'RELEASE']]);
 });
 
 test('CONFIG: read, set (camelCase or snake_case names), durations in ms', { timeout: 30000 }, async () => {

@@ -98,6 +98,26 @@ test('a large payload arriving in many chunks', () => {
   assert.equal(frames[1].line, 'PONG');
 });
 
+test('EVENT lines: due, late, seq and the dropped marker, and an older server without them', () => {
+  const { decodeEvents } = require('../lib/protocol');
+  const [frame] = parseAll([Buffer.from(
+    'EVENTS 3\r\n' +
+    'EVENT at=5 from=- to=SENDING attempt=0 next_attempt=1 cause=ENQUEUE reason=- due=- late=- seq=0\r\n' +
+    'EVENT at=1003 from=SCHEDULED to=SENDING attempt=1 next_attempt=2 cause=timer reason=- due=1000 late=3 seq=14 dropped=12\r\n' +
+    'EVENT at=1004 from=SENDING to=IN_FLIGHT attempt=1 next_attempt=0 cause=SENT reason=-\r\n')]);
+  const events = decodeEvents(frame);
+  assert.deepEqual(events.map((e) => [e.due, e.late, e.seq, e.dropped]), [
+    [null, null, 0, 0],
+    [1000, 3, 14, 12],
+    [null, null, null, 0], // an older server's line
+  ]);
+  assert.equal(events.reduce((n, e) => n + e.dropped, 0), 12);
+  for (const bad of ['late=-1', 'due=soon', 'dropped=1.5']) {
+    const [badFrame] = parseAll([Buffer.from(`EVENTS 1\r\nEVENT at=5 from=- to=SENDING attempt=0 next_attempt=1 cause=ENQUEUE reason=- ${bad}\r\n`)]);
+    assert.throws(() => decodeEvents(badFrame), { code: 'EPROTO' }, bad);
+  }
+});
+
 test('malformed replies are protocol errors (EPROTO)', () => {
   assert.throws(() => new ReplyParser().push(Buffer.from('REQUEST T 1 T#1 1 x\r\n')), { code: 'EPROTO' });
   assert.throws(() => new ReplyParser().push(Buffer.from('REQUEST T 1 T#1 1 2\r\nabXY')), { code: 'EPROTO' });

@@ -378,8 +378,18 @@ def parse_event_line(line: str) -> Event:
         next_attempt=_take_int(f, "next_attempt", w),
         cause=_take_str(f, "cause", w),
         reason=_none_if_dash(_take_str(f, "reason", w)),
+        due=_take_optional_int(f, "due"),
+        late=_take_optional_int(f, "late"),
+        seq=_take_optional_int(f, "seq"),
+        dropped=_take_optional_int(f, "dropped") or 0,
         extra=f,
     )
+
+
+def _take_optional_int(fields: Dict[str, str], name: str) -> Optional[int]:
+    """A field newer servers send: ``None`` when absent (an older server) or ``-``."""
+    text = fields.pop(name, "-")
+    return None if text == "-" else _int(text, name)
 
 
 def parse_letter_line(line: str) -> Letter:

@@ -101,6 +101,14 @@ class Event:
     ``from_state`` is ``None`` for the creating event (the server shows
     ``-``); ``cause`` is the command, ``timer`` or ``lease``; ``reason`` is
     ``None`` when there is none.
+
+    A timer fire (a retry, a response timeout, a lease expiry) carries
+    ``due``, the instant it was due, and ``late``, how many ms after it
+    the fire took effect; both are ``None`` for other events. ``seq`` is the
+    event's number in the transaction's life (0 the first). ``dropped`` is
+    the marker of a bounded history: how many events right before this one
+    are no longer kept. Servers older than these fields leave them ``None``
+    and 0.
     """
 
     at: int
@@ -111,6 +119,10 @@ class Event:
     cause: str
     reason: Optional[str]
     extra: Dict[str, str] = field(default_factory=_no_fields, compare=False)
+    due: Optional[int] = None
+    late: Optional[int] = None
+    seq: Optional[int] = None
+    dropped: int = 0
 
 
 @dataclass(frozen=True)

@@ -209,8 +209,23 @@ class CommandsTest(ServerTestCase):
             ],
         )
         self.assertTrue(all(e.at > 0 for e in events))
+        self.assertEqual([(e.seq, e.dropped, e.due, e.late) for e in events], [(0, 0, None, None), (1, 0, None, None), (2, 0, None, None)])
         last = self.c.history(tx, limit=1)
         self.assertEqual(last, events[-1:])
+
+    def test_history_bounded_by_history_max_keeps_the_first_event(self) -> None:
+        self.c.config(self.q, history_max=3)
+        tx = unique()
+        self.c.enqueue(self.q, tx)
+        for _ in range(4):  # each RELEASE writes one event and makes the request ready again
+            req = self.c.reserve(self.q)
+            assert req is not None
+            self.c.release(tx, 1)
+        events = self.c.history(tx)
+        assert events is not None
+        # Events 0 (ENQUEUE) to 4 were written; history_max=3 keeps the first and the newest two.
+        self.assertEqual([(e.seq, e.dropped) for e in events], [(0, 0), (3, 2), (4, 0)])
+        self.assertEqual(events[0].cause, "ENQUEUE")
 
     def test_config(self) -> None:
         settings = self.c.config(self.q)

@@ -147,6 +147,8 @@ class ParserTest(unittest.TestCase):
             b"EVENTS 1\r\nEVENT at=5 from=- to=SENDING attempt=0 next_attempt=1 cause=ENQUEUE reason=-\r\n",
         )
         self.assertEqual(events, [tarde.Event(5, None, "SENDING", 0, 1, "ENQUEUE", None)])
+        # An older server sends none of due, late, seq and dropped.
+        self.assertEqual((events[0].due, events[0].late, events[0].seq, events[0].dropped), (None, None, None, 0))
         letters = drive(
             p.deadletters_reply(),
             b"LETTERS 1\r\nLETTER tx=TX-9 attempt=2 key=TX-9#2 deliveries=5 buried_at=7 last_error=LEASE_EXPIRED\r\n",
@@ -156,6 +158,29 @@ class ParserTest(unittest.TestCase):
         self.assertEqual(stats, {"uptime_ms": 10, "breaker.q": 1})
         cfg = drive(p.config_reply(), b"CONFIG q base=2h jitter=0.1\r\n")
         self.assertEqual(cfg, {"base": "2h", "jitter": "0.1"})
+
+
+    def test_history_marker_due_and_late(self) -> None:
+        events = drive(
+            p.history_reply(),
+            b"EVENTS 2\r\n"
+            b"EVENT at=5 from=- to=SENDING attempt=0 next_attempt=1 cause=ENQUEUE reason=- due=- late=- seq=0\r\n"
+            b"EVENT at=1003 from=SCHEDULED to=SENDING attempt=1 next_attempt=2 cause=timer reason=- "
+            b"due=1000 late=3 seq=14 dropped=12 shiny=yes\r\n",
+        )
+        first, fire = events
+        self.assertEqual((first.due, first.late, first.seq, first.dropped), (None, None, 0, 0))
+        self.assertEqual((fire.due, fire.late, fire.seq, fire.dropped), (1000, 3, 14, 12))
+        self.assertEqual(fire.extra, {"shiny": "yes"})
+        self.assertEqual(sum(e.dropped for e in events), 12)
+        for bad in (b"due=x", b"late=-1", b"seq=", b"dropped=1.5"):
+            with self.assertRaises(tarde.ProtocolError, msg=bad):
+                drive(
+                    p.history_reply(),
+                    b"EVENTS 1\r\nEVENT at=5 from=- to=SENDING attempt=0 next_attempt=1 cause=ENQUEUE reason=- "
+                    + bad
+                    + b"\r\n",
+                )
 
 
 class AnswerTest(unittest.TestCase):

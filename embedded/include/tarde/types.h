@@ -88,15 +88,19 @@ struct Transaction {
   std::vector<DeliveryFailure> failures;
 };
 
-// One row of a transaction's history.
+// One row of a transaction's history (PROTOCOL.md "HISTORY").
 struct Event {
   int64_t at_ms = 0;
   TxState from = TxState::kNone;
   TxState to = TxState::kNone;
   uint32_t attempt = 0;
   uint32_t next_attempt = 0;
-  std::string cause;   // ENQUEUE, RESPOND, timer, lease, ...
-  std::string reason;  // empty when none
+  std::string cause;               // ENQUEUE, RESPOND, timer, lease, ...
+  std::string reason;              // empty when none
+  int64_t due_at_ms = 0;           // a timer fire: when it was due; 0 otherwise
+  std::optional<int64_t> late_ms;  // a timer fire: how late it took effect
+  uint64_t seq = 0;                // its number in the transaction's life, 0 the first
+  uint64_t dropped_before = 0;     // events right before it that are no longer kept
 };
 
 // A dead letter: a request that used up its deliveries.
