@@ -187,6 +187,14 @@ class Engine {
   // per record left alone. Requires: start_recovery() was the last recovery.
   [[nodiscard]] Status finish_recovery(const Sweep& sweep, std::vector<std::string>* repairs);
 
+  // Counting starts again from now: the changes counted since
+  // start_recovery() are dropped, so that finish_recovery() adds a sweep of
+  // the store as it is now. For a sweep that could not start when
+  // start_recovery() ran (a failed commit: the store was not writable then).
+  // Requires: every write of the engine is committed, so that a snapshot
+  // taken now holds exactly what was counted.
+  void restart_counting();
+
   // Commands. Each returns the reply for a transaction, or the storage error
   // that stopped it (nothing changed then). `conn` identifies the connection
   // that holds leases.

@@ -108,6 +108,15 @@ Status Engine::finish_recovery(const Sweep& sweep, std::vector<std::string>* rep
   return Status::ok();
 }
 
+void Engine::restart_counting() {
+  by_state_ = {};
+  counting_ = true;
+  for (auto& [name, queue] : queues_) {
+    queue.owned_ready = 0;
+    queue.dead = 0;
+  }
+}
+
 // Requests about to be rebuilt below their queue's ready floor lower it
 // first (a lower floor is always safe; the repairs follow in the same group).
 Status Engine::lower_ready_floors(const std::vector<Violation>& repairs) {

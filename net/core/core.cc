@@ -184,13 +184,14 @@ void Core::on_commit(uint64_t seq, const Status& status) {
     // The reload restarted the counts; the sweep that completes them starts
     // once writes work again (a reopen of the store drops its snapshot).
     sweep_->stop();
+    recount_pending_ = false;
   } else if (failed_commits_in_a_row_ > 0) {
     spdlog::warn(LogRecord("commit.resumed")
                      .number("failed_commits", failed_commits_in_a_row_)
                      .text("msg", "storage accepts writes again")
                      .line());
     failed_commits_in_a_row_ = 0;
-    sweep_->start();
+    recount_pending_ = true;
   }
   if (timers_after_commit_ && !stopping_) {
     timers_after_commit_ = false;
@@ -202,7 +203,22 @@ void Core::on_commit(uint64_t seq, const Status& status) {
   for (auto& [raw, weak] : waiters) {
     if (auto waiter = weak.lock()) waiter->on_commit(seq, status.is_ok());
   }
+  start_recount_when_idle();
   run_hook();
+}
+
+// The counts restarted by the reload after a failed commit are completed by
+// a sweep of a snapshot, which must hold exactly the changes not counted
+// since: so it starts once nothing is staged or being committed, and the
+// counting starts again at that instant. (Started at once, its snapshot held
+// the changes committed since the reload, which were already counted: every
+// transaction created while the disk refused writes, or in the group that
+// succeeded first, counted twice in STATS until the next restart.)
+void Core::start_recount_when_idle() {
+  if (!recount_pending_ || !committer_->idle()) return;
+  recount_pending_ = false;
+  engine_->restart_counting();
+  sweep_->start();
 }
 
 // The background sweep ended: the engine adds its counts and repairs what

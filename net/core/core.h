@@ -103,6 +103,7 @@ class Core {
  private:
   void on_commit(uint64_t seq, const Status& status);
   void on_sweep_done(const Status& status, engine::Sweep sweep, int64_t took_ms);
+  void start_recount_when_idle();
   void arm_timer();
   void on_timer();
   void signal_ready(const std::string& queue);
@@ -143,6 +144,7 @@ class Core {
   bool timers_after_commit_ = false;  // firing paused until the next commit
   bool stopping_ = false;
   uint64_t failed_commits_in_a_row_ = 0;  // one error line per storage fault episode
+  bool recount_pending_ = false;          // writes work again; the sweep waits for an idle moment
 };
 
 }  // namespace tarde::net

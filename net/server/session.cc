@@ -176,6 +176,14 @@ bool Session::process_one() {
 }
 
 void Session::push_reply(std::string text, uint64_t dep, bool close_after) {
+#ifdef TARDE_PLANTED_BUG_LOST_ACK
+  // The planted bug of tarde-planted-lost-ack, a test-only build
+  // (tests/CMakeLists.txt; never a release binary): the reply
+  // forgets the commit it depends on and goes out before its change is
+  // durable. A server that dies before that commit loses a change whose
+  // reply a client saw, which tarde-crash must report (guarantee G1).
+  dep = 0;
+#endif
   if (close_after) closing_ = true;
   pending_bytes_ += text.size();
   pending_.push_back(PendingReply{std::move(text), dep, close_after});

@@ -59,6 +59,14 @@ dpkg-deb -I "$deb" postinst | grep -q 'adduser --system --group' || fail "postin
 # --- the unpacked tree: config file, unit ----------------------------------------
 root="$work/root"
 dpkg -x "$deb" "$root"
+# The planted-bug server of the tests (tarde-planted-lost-ack) warns at
+# start with this text; no packaged program may carry it. The test build
+# does, so the check cannot pass by the text changing.
+planted='PLANTED BUG build'
+grep -qaF "$planted" "$build/bin/tarde-planted-lost-ack" || fail "the planted build lacks its marker"
+for program in tarde tarde-cli tarde-dump; do
+  ! grep -qaF "$planted" "$root/usr/bin/$program" || fail "usr/bin/$program is a planted-bug build"
+done
 conf="$root/etc/tarde/tarde.conf"
 flags=$("$root/usr/bin/tarde" --help | sed -n 's/^  --\([a-z-]*\) .*/\1/p' | grep -vx config)
 [ "$(wc -w <<<"$flags")" -ge 11 ] || fail "tarde --help lists too few flags: $flags"

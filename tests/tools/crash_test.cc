@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tests/support/slowdown.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -101,6 +102,27 @@ TEST_SUITE("crash") {
     CHECK(c.kills >= 10);
     CHECK(c.violations == 0);
     CHECK(c.seconds < 60 + kTailSecondsMax);
+  }
+
+  // The campaign must catch a real bug, not only pass on a good server:
+  // tarde-planted-lost-ack (tests/CMakeLists.txt) sends each reply before
+  // the commit it depends on is durable. Dying at commit.before_write, it
+  // has answered changes the restarted server does not have: guarantee 1.
+  TEST_CASE("a planted bug: a server that replies before its commit fails the campaign on G1") {
+    const int duration_s = 15 * kSlowdown;
+    // A campaign keeps its data directory when it finds a violation: here,
+    // in a TempDir that goes when the test ends.
+    const tarde::testing::TempDir work;
+    const Campaign c = run_campaign(
+        "--server " + std::string(TARDE_BIN_DIR) + "/tarde-planted-lost-ack --data " +
+        work.sub("data") + " --seed 21 --kills 3 --duration " + std::to_string(duration_s) +
+        " --transactions 60 --crash-points commit.before_write");
+    INFO(c.out);
+    CHECK(c.status == 1);  // tools/crash/campaign.h: kExitViolations
+    CHECK(c.violations > 0);
+    CHECK(c.out.find("\n    G1 ") != std::string::npos);
+    CHECK(deaths_at(c, "commit.before_write") >= 1);
+    CHECK(c.seconds < duration_s + kTailSecondsMax);
   }
 
   TEST_CASE("usage errors exit 2 and say what is wrong") {
