@@ -26,6 +26,7 @@ Core::Core(asio::io_context& io, Figures& figures)
       transition_log_(figures) {}
 
 Core::~Core() {
+  reconcile_.reset();  // reads the store and the engine
   sweep_.reset();      // cancels a sweep in progress; it reads the store
   committer_.reset();  // finishes the commit in flight, if any
   engine_.reset();
@@ -91,8 +92,18 @@ Status Core::open(const CoreOptions& options) {
                    state == engine::Breaker::State::kHalfOpen ? "half-open (probing)" : "closed");
     }
   });
-  engine_->set_transition_listener(
-      [this](const engine::TransitionNote& note) { transition_log_.on_transition(note); });
+  // The periodic reconciler waits for the start-up sweep, and for writes
+  // to work again after a failed commit; its repairs commit like commands.
+  reconcile_ = std::make_unique<ReconcileLoop>(
+      io_, *engine_, *store_, clock_,
+      [this] { return !sweep_->running() && failed_commits_in_a_row_ == 0; },
+      [this] { after_commands(); });
+  reconcile_->reconciler().declare_figures(figures_);
+  reconcile_->start(options.reconcile_every_ms);
+  engine_->set_transition_listener([this](const engine::TransitionNote& note) {
+    transition_log_.on_transition(note);
+    reconcile_->reconciler().on_transition(note);
+  });
   return Status::ok();
 }
 
@@ -108,6 +119,7 @@ void Core::wait_for_commit(const std::shared_ptr<CommitWaiter>& waiter) {
 
 void Core::stop_timers() {
   stopping_ = true;
+  if (reconcile_) reconcile_->stop();
   timer_.cancel();  // and arm_timer arms no more while stopping
 }
 

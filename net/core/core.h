@@ -19,6 +19,7 @@
 #include "engine/random.h"
 #include "net/core/background_sweep.h"
 #include "net/core/group_committer.h"
+#include "net/core/reconcile_loop.h"
 #include "net/core/transition_log.h"
 #include "net/core/waiters.h"
 #include "storage/rocks_kv.h"
@@ -33,14 +34,16 @@ struct CoreOptions {
   std::string data_dir;
   bool sync = true;  // fsync every group commit
   int64_t retry_lead_ms = 10;
+  // A reconciler pass starts this long after the previous one ended; 0: off.
+  int64_t reconcile_every_ms = 60'000;
 };
 
 // Core is what `tarde serve` and the embedded engine share: it opens a data
 // directory (storage::open_for_serving), recovers the engine, and drives it
 // on one asio io_context: the group committer, the engine's timer (with the
 // pause while too much is uncommitted), the background invariant sweep and
-// its repairs, the reload after a failed commit, and RESERVEs parked until
-// their queue has work. It knows nothing of connections or the protocol.
+// its repairs, the periodic reconciler, the reload after a failed commit,
+// and RESERVEs parked until their queue has work. It knows nothing of connections or the protocol.
 //
 // Owned by the Server or the embedded engine; created, opened, used and
 // destroyed on the io thread (the thread running the io_context), which must
@@ -110,6 +113,7 @@ class Core {
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<GroupCommitter> committer_;
   std::unique_ptr<BackgroundSweep> sweep_;
+  std::unique_ptr<ReconcileLoop> reconcile_;
   TransitionLog transition_log_;
 
   std::map<std::string, std::deque<std::weak_ptr<ReserveWaiter>>> parked_;

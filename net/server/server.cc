@@ -99,7 +99,8 @@ Status Server::open() {
   }
   TARDE_RETURN_IF_ERROR(core_.open(CoreOptions{.data_dir = options_.data_dir,
                                                .sync = options_.sync,
-                                               .retry_lead_ms = options_.retry_lead_ms}));
+                                               .retry_lead_ms = options_.retry_lead_ms,
+                                               .reconcile_every_ms = options_.reconcile_every_ms}));
 
   asio::error_code ec;
   const auto address = asio::ip::make_address(options_.listen_host, ec);

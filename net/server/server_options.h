@@ -19,6 +19,11 @@ inline constexpr size_t kDefaultMaxPayloadBytes = 1 << 20;
 inline constexpr int64_t kDefaultRetryLeadMs = 10;
 inline constexpr int64_t kMaxRetryLeadMs = 1000;
 
+// --reconcile-every: a pass of the periodic reconciler a minute after the
+// previous one ended, so that a stuck transaction is reported within about
+// a minute of its queue's stuck_after (docs/design.md "Reconciler").
+inline constexpr int64_t kDefaultReconcileEveryMs = 60'000;
+
 // Everything `tarde serve` can be told on its command line.
 struct ServerOptions {
   std::string listen_host = "127.0.0.1";
@@ -38,6 +43,8 @@ struct ServerOptions {
   // instant; its request is still handed out no earlier than the instant.
   int64_t retry_lead_ms = kDefaultRetryLeadMs;
   bool log_json = false;  // --log-format json: one JSON object per line
+  // A reconciler pass starts this long after the previous one ended. 0: off.
+  int64_t reconcile_every_ms = kDefaultReconcileEveryMs;
 };
 
 }  // namespace tarde::net
