@@ -119,7 +119,7 @@ void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_fil
   add_value_flag(app, "--reconcile-every",
                  "run the reconciler this long after its last pass ended: it\n"
                  "repairs lost timers and requests and reports transactions\n"
-                 "stuck longer than their queue's stuck_after; 0 or off = never",
+                 "stuck past their queue's stuck_after; 0 or off = never",
                  [o](const std::string& value) {
                    if (value == "off") {
                      o->reconcile_every_ms = 0;

@@ -81,8 +81,7 @@ TEST_CASE("--reconcile-every: 1 min by default, 0 or off disables, a bad DUR is 
     CHECK_FALSE(serve_flags({"--reconcile-every", refused}).is_ok());
   }
   CHECK(contains(net::usage_text(),
-                 "stuck longer than their queue's stuck_after; 0 or off = "
-                 "never (default 1m)"));
+                 "stuck past their queue's stuck_after; 0 or off = never (default 1m)"));
 }
 
 TEST_CASE("serve's flags: defaults, both spellings, the last of a repeated flag") {
