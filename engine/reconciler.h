@@ -50,9 +50,9 @@ std::optional<Stuck> judge_stuck(const storage::TxRecord& rec, const storage::Qu
 // intermediate state (judge_stuck): their counts by queue and state for the
 // figures, and one alert per newly stuck transaction, rate-limited.
 //
-// Owned by the Core (net/core/reconcile_loop.h), which runs a pass every
-// --reconcile-every, one slice per io turn; created after the engine, which
-// must outlive it. io thread only; no IO but through the Store. A store
+// Owned by the Core's ReconcileLoop (net/core/reconcile_loop.h), which runs
+// a pass every --reconcile-every, one slice per io turn; created after the
+// engine and the store, which must outlive it. io thread only; no IO but through the Store. A store
 // error ends the slice and comes back; the next slice resumes where the
 // failed one started.
 class Reconciler {
