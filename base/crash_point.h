@@ -13,7 +13,7 @@ namespace tarde {
 //
 // Names in use: commit.before_write, commit.after_write, timer.after_fire,
 // reserve.after_hand_out, recovery.after_repair,
-// wheel.after_page.
+// wheel.after_page, reconcile.after_slice.
 inline constexpr int kCrashExitStatus = 86;
 
 // Called by TARDE_CRASH_POINT; exits when `name` is armed and its count is

@@ -108,6 +108,9 @@ Result<std::unique_ptr<Host>> Host::open(const Options& options) {
   if (options.retry_lead.count() < 0 || options.retry_lead.count() > 1000) {
     return Status::invalid_argument("retry_lead must be between 0 and 1000 ms");
   }
+  if (options.reconcile_every.count() < 0) {
+    return Status::invalid_argument("reconcile_every must not be negative");
+  }
   std::unique_ptr<Host> host(new Host(options));
   if (host->on_io_thread()) {
     return Status::busy("tarde cannot be opened on the io_context's own thread");
@@ -119,7 +122,9 @@ Result<std::unique_ptr<Host>> Host::open(const Options& options) {
                                          .sync = options.sync,
                                          .retry_lead_ms = options.retry_lead.count(),
                                          .backup_dir = {},  // no BACKUP in the embedded API
-                                         .backup_rate_limit_bytes_per_s = 0});
+                                         .backup_rate_limit_bytes_per_s = 0,
+
+                                         .reconcile_every_ms = options.reconcile_every.count()});
     if (!opened.is_ok()) {
       host->closed_ = true;
       return;

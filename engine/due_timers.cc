@@ -110,6 +110,11 @@ size_t DueTimers::in_memory() const {
   return wheel_.size();
 }
 
+bool DueTimers::forgot(int64_t fire_at_ms, std::string_view tx_id) const {
+  if (!is_paged(fire_at_ms, tx_id)) return false;
+  return handles_.count(memory_key(fire_at_ms, tx_id)) == 0;
+}
+
 bool DueTimers::is_paged(int64_t fire_at_ms, std::string_view tx_id) const {
   switch (cursor_.kind) {
     case Cursor::Kind::kNothing:

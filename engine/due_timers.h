@@ -108,6 +108,13 @@ class DueTimers {
   // plus the entries on_put kept since that poll's page.
   size_t in_memory() const;
 
+  // Whether the entry (fire_at_ms, tx_id), which the caller knows is on
+  // disk, was forgotten: its key is paged, so the pager will not read it
+  // again, yet memory does not hold it. A fired entry whose transition
+  // wrote nothing stays on disk that way and would wait for a restart; the
+  // reconciler gives it back with on_put. False before start().
+  bool forgot(int64_t fire_at_ms, std::string_view tx_id) const;
+
  private:
   // Where paging stopped. kNothing: nothing paged yet. kKey: every key <=
   // (fire_at_ms, tx_id) is paged. kThrough: every key with fire time <=

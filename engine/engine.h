@@ -194,6 +194,26 @@ class Engine {
   // Requires: every write of the engine is committed, so that a snapshot
   // taken now holds exactly what was counted.
   void restart_counting();
+  // The periodic reconciler's hands (engine_reconcile.cc; the walk itself
+  // is engine::Reconciler's). repair() writes, in one batch, the repairs of
+  // the index entries `violations` name (a missing one rebuilt from its
+  // owner, an orphan deleted; a bad record is left alone), lowering a ready
+  // floor first where a rebuilt request needs it, and brings memory in line;
+  // `repairs` gets one line per repair. Nothing changes on a storage error.
+  // Requires: the violations were found on the store as it is now.
+  [[nodiscard]] Status repair(const std::vector<Violation>& violations,
+                              std::vector<std::string>* repairs);
+  // What memory holds of a stored transaction's entries.
+  struct MemoryCheck {
+    bool leased = false;  // its request is handed out
+  };
+  // Compares memory with a transaction whose index entries are on disk as
+  // its record names them: a timer or a ready request that memory forgot
+  // (paged, so never read again, yet neither held, nor firing, nor leased)
+  // would wait for a restart; it is given back to memory, with a line in
+  // `restored` (memory only: the disk was right). Requires: the record was
+  // just read from the store and its owned entries checked.
+  MemoryCheck check_memory(const storage::TxRecord& rec, std::vector<std::string>* restored);
 
   // Commands. Each returns the reply for a transaction, or the storage error
   // that stopped it (nothing changed then). `conn` identifies the connection

@@ -330,6 +330,23 @@ Status sweep_invariants(storage::Store& store, Sweep* sweep, SweepControl* contr
   return Status::ok();
 }
 
+Status check_records(storage::Store& store, const std::vector<TxRecord>& records,
+                     std::vector<Violation>* violations) {
+  Result<ReadyFloors> floors = read_ready_floors(store);
+  if (!floors.is_ok()) return floors.status();
+  for (const TxRecord& rec : records) {
+    const std::string problem = field_problem(rec);
+    if (!problem.empty()) {
+      Violation v;
+      v.text = rec.tx_id + ": " + problem;
+      v.record = rec;
+      violations->push_back(std::move(v));
+    }
+    TARDE_RETURN_IF_ERROR(check_owned(store, floors.value(), rec, violations));
+  }
+  return Status::ok();
+}
+
 Status still_violated(storage::Store& store, const std::vector<Violation>& found,
                       std::vector<Violation>* still) {
   Result<ReadyFloors> floors = read_ready_floors(store);

@@ -62,6 +62,15 @@ struct SweepControl {
 [[nodiscard]] Status sweep_invariants(storage::Store& store, Sweep* sweep,
                                       SweepControl* control = nullptr);
 
+// Checks the given transactions as sweep_invariants does (each record's
+// fields and the index entries it owns, read from the store as it is now)
+// and appends what is broken to `violations`. Reads only: the queues' ready
+// floors once, then a point read per owned entry. The periodic reconciler
+// checks a slice of the store this way.
+[[nodiscard]] Status check_records(storage::Store& store,
+                                   const std::vector<storage::TxRecord>& records,
+                                   std::vector<Violation>* violations);
+
 // Keeps, of violations found earlier (on a snapshot), those that still hold
 // in the store as it is now, re-derived from the current record or entry: a
 // transition since the snapshot may have fixed one, or changed which entry a

@@ -85,6 +85,11 @@ class ReadyQueue {
   // head is empty (the disk may still hold entries).
   std::optional<Key> front_in_memory() const;
   size_t in_memory() const { return head_.size(); }
+  // Whether the entry under `key`, which the caller knows is on disk and
+  // not leased, was forgotten: its key is paged, so no page reads it again,
+  // yet the head does not hold it. It would never be handed out before a
+  // restart; the reconciler gives it back with on_put.
+  bool forgot(const Key& key) const { return is_paged(key) && head_.count(key) == 0; }
 
  private:
   enum class Cursor { kNothing, kKey, kAll };

@@ -28,6 +28,7 @@ Core::Core(asio::io_context& io, Figures& figures)
 
 Core::~Core() {
   backups_.reset();    // abandons a backup in progress; it reads the store
+  reconcile_.reset();  // reads the store and the engine
   sweep_.reset();      // cancels a sweep in progress; it reads the store
   committer_.reset();  // finishes the commit in flight, if any
   engine_.reset();
@@ -112,8 +113,17 @@ Status Core::open(const CoreOptions& options) {
               .line());
     }
   });
+  // The periodic reconciler waits for the start-up sweep, and for writes
+  // to work again after a failed commit; its repairs commit like commands.
+  reconcile_ = std::make_unique<ReconcileLoop>(
+      io_, *engine_, *store_, clock_,
+      [this] { return !sweep_->running() && failed_commits_in_a_row_ == 0; },
+      [this] { after_commands(); });
+  reconcile_->reconciler().declare_figures(figures_);
+  reconcile_->start(options.reconcile_every_ms);
   engine_->set_transition_listener([this](const engine::TransitionNote& note) {
     transition_log_.on_transition(note);
+    reconcile_->reconciler().on_transition(note);
     if (transition_observer_) transition_observer_(note);
   });
   return Status::ok();
@@ -131,6 +141,7 @@ void Core::wait_for_commit(const std::shared_ptr<CommitWaiter>& waiter) {
 
 void Core::stop_timers() {
   stopping_ = true;
+  if (reconcile_) reconcile_->stop();
   timer_.cancel();  // and arm_timer arms no more while stopping
   if (backups_) backups_->stop();
   backup_waiting_.reset();

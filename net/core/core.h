@@ -20,6 +20,7 @@
 #include "net/core/background_sweep.h"
 #include "net/core/backup_runner.h"
 #include "net/core/group_committer.h"
+#include "net/core/reconcile_loop.h"
 #include "net/core/transition_log.h"
 #include "net/core/waiters.h"
 #include "storage/rocks_kv.h"
@@ -37,14 +38,16 @@ struct CoreOptions {
   // Where BACKUP puts its backups; empty: BACKUP is refused.
   std::string backup_dir;
   uint64_t backup_rate_limit_bytes_per_s = 0;  // 0: unlimited
+  // A reconciler pass starts this long after the previous one ended; 0: off.
+  int64_t reconcile_every_ms = 60'000;
 };
 
 // Core is what `tarde serve` and the embedded engine share: it opens a data
 // directory (storage::open_for_serving), recovers the engine, and drives it
 // on one asio io_context: the group committer, the engine's timer (with the
 // pause while too much is uncommitted), the background invariant sweep and
-// its repairs, the reload after a failed commit, and RESERVEs parked until
-// their queue has work. It knows nothing of connections or the protocol.
+// its repairs, the periodic reconciler, the reload after a failed commit,
+// and RESERVEs parked until their queue has work. It knows nothing of connections or the protocol.
 //
 // Owned by the Server or the embedded engine; created, opened, used and
 // destroyed on the io thread (the thread running the io_context), which must
@@ -133,6 +136,7 @@ class Core {
   // A BACKUP waiting for the groups staged before it: the last one's seq.
   uint64_t backup_after_seq_ = 0;
   std::optional<BackupRunner::Done> backup_waiting_;
+  std::unique_ptr<ReconcileLoop> reconcile_;
   TransitionLog transition_log_;
 
   std::map<std::string, std::deque<std::weak_ptr<ReserveWaiter>>> parked_;

@@ -128,6 +128,22 @@ void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_fil
                  })
       ->type_name("DUR")
       ->default_str(format_duration_ms(defaults.retry_lead_ms));
+  add_value_flag(app, "--reconcile-every",
+                 "run the reconciler this long after its last pass ended: it\n"
+                 "repairs lost timers and requests and reports transactions\n"
+                 "stuck past their queue's stuck_after; 0 or off = never",
+                 [o](const std::string& value) {
+                   if (value == "off") {
+                     o->reconcile_every_ms = 0;
+                     return Status::ok();
+                   }
+                   auto ms = parse_duration_ms(value, "--reconcile-every");
+                   if (!ms.is_ok()) return ms.status();
+                   o->reconcile_every_ms = ms.value();
+                   return Status::ok();
+                 })
+      ->type_name("DUR")
+      ->default_str(format_duration_ms(defaults.reconcile_every_ms));
   add_parsed_flag(app, "--log-level",
                   "trace, debug, info, warn, error or off;\n"
                   "debug logs every transition",

@@ -20,6 +20,11 @@ inline constexpr size_t kDefaultMaxPayloadBytes = 1 << 20;
 inline constexpr int64_t kDefaultRetryLeadMs = 10;
 inline constexpr int64_t kMaxRetryLeadMs = 1000;
 
+// --reconcile-every: a pass of the periodic reconciler a minute after the
+// previous one ended, so that a stuck transaction is reported within about
+// a minute of its queue's stuck_after (docs/design.md "Reconciler").
+inline constexpr int64_t kDefaultReconcileEveryMs = 60'000;
+
 // Everything `tarde serve` can be told on its command line.
 struct ServerOptions {
   std::string listen_host = "127.0.0.1";
@@ -50,6 +55,8 @@ struct ServerOptions {
   std::string backup_dir;
   // Bytes per second a backup may copy; 0: as fast as the disks go.
   uint64_t backup_rate_limit_bytes_per_s = 0;
+  // A reconciler pass starts this long after the previous one ended. 0: off.
+  int64_t reconcile_every_ms = kDefaultReconcileEveryMs;
 };
 
 }  // namespace tarde::net

@@ -104,6 +104,20 @@ TEST_SUITE("embedded") {
     CHECK(t->reserve("pay").value() == std::nullopt);
   }
 
+  TEST_CASE("options out of range are refused at open") {
+    tarde::testing::TempDir dir;
+    auto lead =
+        tarde::Tarde::open({.data_dir = dir.sub("data"), .retry_lead = 2000ms, .log_level = "off"});
+    CHECK(lead.status().code() == tarde::Status::Code::kInvalidArgument);
+    auto every = tarde::Tarde::open(
+        {.data_dir = dir.sub("data"), .reconcile_every = -1ms, .log_level = "off"});
+    CHECK(every.status().code() == tarde::Status::Code::kInvalidArgument);
+    CHECK(every.status().message() == "reconcile_every must not be negative");
+    auto off = tarde::Tarde::open(
+        {.data_dir = dir.sub("data"), .reconcile_every = 0ms, .log_level = "off"});
+    CHECK(off.is_ok());
+  }
+
   TEST_CASE("arguments the protocol refuses are refused") {
     tarde::testing::TempDir dir;
     auto t = open_at(dir.sub("data"));

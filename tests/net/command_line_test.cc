@@ -64,6 +64,26 @@ TEST_CASE("--retry-lead: 10 ms by default, 0 to 1 s accepted, anything else refu
   CHECK(missing.status().message().find("needs a value") != std::string::npos);
 }
 
+TEST_CASE("--reconcile-every: 1 min by default, 0 or off disables, a bad DUR is refused") {
+  auto defaults = serve_flags({});
+  REQUIRE(defaults.is_ok());
+  CHECK(defaults.value().reconcile_every_ms == 60'000);
+  for (const auto& accepted :
+       {std::pair<const char*, int64_t>{"0", 0}, {"off", 0}, {"200ms", 200}, {"5m", 300'000}}) {
+    const std::string text = accepted.first;
+    CAPTURE(text);
+    auto parsed = serve_flags({"--reconcile-every", text});
+    REQUIRE(parsed.is_ok());
+    CHECK(parsed.value().reconcile_every_ms == accepted.second);
+  }
+  for (const char* refused : {"never", "-1s", "1 h", "Off"}) {
+    CAPTURE(refused);
+    CHECK_FALSE(serve_flags({"--reconcile-every", refused}).is_ok());
+  }
+  CHECK(contains(net::usage_text(),
+                 "stuck past their queue's stuck_after; 0 or off = never (default 1m)"));
+}
+
 TEST_CASE("serve's flags: defaults, both spellings, the last of a repeated flag") {
   auto defaults = serve_flags({});
   REQUIRE(defaults.is_ok());
@@ -213,6 +233,7 @@ TEST_CASE("--config FILE: every serve setting as `name = value`, comments and bl
              "metrics-listen = 127.0.0.1:9100\n"
              "idle-timeout = 1m\n"
              "retry-lead = 20ms\n"
+             "reconcile-every = 200ms\n"
              "log-level = warn\n"
              "log-format = json\n"
              "backup-dir = /var/lib/tarde-backups\n"
@@ -232,6 +253,7 @@ TEST_CASE("--config FILE: every serve setting as `name = value`, comments and bl
   CHECK(o.http_port == 9100);
   CHECK(o.idle_timeout_ms == 60'000);
   CHECK(o.retry_lead_ms == 20);
+  CHECK(o.reconcile_every_ms == 200);
   CHECK(o.log_level == "warn");
   CHECK(o.log_json);
   CHECK(o.backup_dir == "/var/lib/tarde-backups");

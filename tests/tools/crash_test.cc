@@ -77,7 +77,7 @@ TEST_SUITE("crash") {
   TEST_CASE("each crash point: the server dies there and the restarted one keeps every guarantee") {
     for (const char* point :
          {"commit.before_write", "commit.after_write", "timer.after_fire", "reserve.after_hand_out",
-          "recovery.after_repair", "wheel.after_page"}) {
+          "recovery.after_repair", "wheel.after_page", "reconcile.after_slice"}) {
       const std::string point_name = point;  // CAPTURE shows a string, not a pointer
       CAPTURE(point_name);
       // The duration is the budget for reaching the crash point, which a

@@ -36,9 +36,12 @@ constexpr int kStartAttempts = 3;
 constexpr uint64_t kBurstTransactions = 4200;
 
 // Counts for arming crash points: how many times a point is reached before
-// it fires. Commits and timers are frequent; recovery runs once per start.
+// it fires. Commits and timers are frequent; recovery runs once per start;
+// a reconciler slice every kReconcileEvery or so (a pass of a small store is
+// one slice), about a dozen in an armed life.
 uint64_t count_limit(const std::string& point) {
   if (point == "recovery.after_repair" || point == "wheel.after_page") return 1;
+  if (point == "reconcile.after_slice") return 5;
   if (point.rfind("commit.", 0) == 0) return 40;
   return 20;
 }

@@ -99,6 +99,7 @@ const std::vector<std::string>& all_crash_points() {
   static const std::vector<std::string> points = {
       "commit.before_write",    "commit.after_write",    "timer.after_fire",
       "reserve.after_hand_out", "recovery.after_repair", "wheel.after_page",
+      "reconcile.after_slice",
   };
   return points;
 }

@@ -105,10 +105,20 @@ Result<uint16_t> ServerControl::start(const std::optional<std::string>& crash_at
   if (pid_ > 0) kill_now();
   if (port_ == 0) port_ = free_port();
   if (port_ == 0) return Status::io_error("no free port on 127.0.0.1");
-  std::vector<std::string> args = {
-      server_path_,  "serve",   "--listen",     "127.0.0.1:" + std::to_string(port_),
-      "--data",      data_dir_, "--sync",       "always",
-      "--log-level", "warn",    "--retry-lead", std::to_string(kRetryLeadMs) + "ms"};
+  std::vector<std::string> args = {server_path_,
+                                   "serve",
+                                   "--listen",
+                                   "127.0.0.1:" + std::to_string(port_),
+                                   "--data",
+                                   data_dir_,
+                                   "--sync",
+                                   "always",
+                                   "--log-level",
+                                   "warn",
+                                   "--retry-lead",
+                                   std::to_string(kRetryLeadMs) + "ms",
+                                   "--reconcile-every",
+                                   std::to_string(kReconcileEveryMs) + "ms"};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);

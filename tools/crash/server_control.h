@@ -17,6 +17,11 @@ namespace tarde::crash {
 // not), and the fire-time check allows exactly that.
 inline constexpr int64_t kRetryLeadMs = 10;
 
+// The --reconcile-every every life of the server runs with: often, so that
+// kills land inside reconciler slices (crash point reconcile.after_slice)
+// and its repairs are checked like any other change.
+inline constexpr int64_t kReconcileEveryMs = 200;
+
 // How a server life ended.
 struct Death {
   bool killed = false;       // we sent SIGKILL

@@ -51,6 +51,10 @@ struct Options {
   bool sync = true;  // fsync every group commit (false: --sync=none)
   // How long before its instant a retry is moved to SENDING (--retry-lead).
   std::chrono::milliseconds retry_lead{10};
+  // The periodic reconciler (--reconcile-every): a pass this long after the
+  // previous one ended repairs lost timers and requests and logs an alert
+  // for each transaction stuck longer than its queue's stuck_after. 0: off.
+  std::chrono::milliseconds reconcile_every{60'000};
   // Null: the engine runs its own io thread. Otherwise the engine runs on
   // this io_context, which the application must run on exactly one thread
   // (the engine takes no locks), keep running until the Tarde is closed,
