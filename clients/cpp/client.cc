@@ -64,6 +64,27 @@ std::chrono::milliseconds wait_allowance(std::string_view line) {
   }
   return std::chrono::milliseconds(0);
 }
+
+// Whether a line asks for payloads after its reply lines (GET or
+// DEADLETTERS with payload=1), so that the reply can be framed.
+bool asks_payloads(std::string_view line) {
+  const std::vector<std::string_view> tokens = split_tokens(line);
+  if (tokens.empty() || (tokens[0] != "GET" && tokens[0] != "DEADLETTERS")) return false;
+  for (size_t i = 2; i < tokens.size(); ++i) {
+    if (tokens[i] == "payload=1") return true;
+  }
+  return false;
+}
+
+// The payload_bytes=N of a TX or LETTER line.
+std::optional<size_t> payload_bytes_of(std::string_view line) {
+  for (std::string_view token : split_tokens(line)) {
+    if (token.substr(0, 14) != "payload_bytes=") continue;
+    size_t bytes = 0;
+    if (to_number(token.substr(14), &bytes)) return bytes;
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 // A request line under construction. Each token is checked so that it cannot
@@ -224,20 +245,34 @@ Result<std::string> Client::read_exact(size_t bytes, Clock::time_point deadline)
   return out;
 }
 
-Status Client::read_body(Reply* reply, Clock::time_point deadline) {
+// `bytes` of payload and its CRLF, as REQUEST, TX and LETTER carry them;
+// the framed bytes are appended to `text`.
+Result<std::string> Client::read_payload(size_t bytes, Clock::time_point deadline) {
+  if (bytes > kPayloadBytesMax) return fail(Status::corruption("a payload is too large"));
+  auto payload = read_exact(bytes + 2, deadline);
+  if (!payload.is_ok()) return payload.status();
+  if (payload.value().substr(bytes) != "\r\n") {
+    return fail(Status::corruption("a payload is not followed by CRLF"));
+  }
+  return payload;
+}
+
+Status Client::read_body(Reply* reply, bool payloads, Clock::time_point deadline) {
   const std::vector<std::string_view> t = split_tokens(reply->head);
+  std::optional<size_t> bytes;
   if (reply->kind == ReplyKind::kRequest) {
-    size_t bytes = 0;
-    if (t.size() != 6 || !to_number(t[5], &bytes) || bytes > kPayloadBytesMax) {
-      return fail(bad_reply("REQUEST line", reply->head));
-    }
-    auto payload = read_exact(bytes + 2, deadline);
+    size_t n = 0;
+    if (t.size() != 6 || !to_number(t[5], &n)) return fail(bad_reply("REQUEST line", reply->head));
+    bytes = n;
+  } else if (reply->kind == ReplyKind::kTx && payloads) {
+    bytes = payload_bytes_of(reply->head);
+    if (!bytes) return fail(bad_reply("TX line", reply->head));
+  }
+  if (bytes) {
+    auto payload = read_payload(*bytes, deadline);
     if (!payload.is_ok()) return payload.status();
-    if (payload.value().substr(bytes) != "\r\n") {
-      return fail(Status::corruption("a REQUEST payload is not followed by CRLF"));
-    }
     reply->text += payload.value();
-    reply->payload = payload.value().substr(0, bytes);
+    reply->payload = payload.value().substr(0, *bytes);
     return Status::ok();
   }
   const bool listing = reply->kind == ReplyKind::kEvents || reply->kind == ReplyKind::kLetters ||
@@ -252,6 +287,13 @@ Status Client::read_body(Reply* reply, Clock::time_point deadline) {
     if (!line.is_ok()) return line.status();
     reply->text += line.value();
     reply->body.push_back(strip_eol(std::move(line).value()));
+    if (!payloads || reply->kind != ReplyKind::kLetters) continue;
+    const std::optional<size_t> n = payload_bytes_of(reply->body.back());
+    if (!n) return fail(bad_reply("LETTER line", reply->body.back()));
+    auto payload = read_payload(*n, deadline);
+    if (!payload.is_ok()) return payload.status();
+    reply->text += payload.value();
+    reply->payloads.push_back(payload.value().substr(0, *n));
   }
   return Status::ok();
 }
@@ -275,21 +317,21 @@ Status Client::send_only(std::string_view line, std::optional<std::string_view> 
   Completion c;
   asio::async_write(transport_->socket, asio::buffer(bytes), c.handler());
   TARDE_RETURN_IF_ERROR(finish(c, Clock::now() + options_.timeout, "send a request"));
-  waits_.push_back(wait_allowance(line));
+  waits_.push_back(Awaited{wait_allowance(line), asks_payloads(line)});
   return Status::ok();
 }
 
 Result<Reply> Client::read_reply() {
   if (waits_.empty()) return Status::invalid_argument("BAD_COMMAND no request awaits a reply");
   if (!transport_->socket.is_open()) return fail(Status::io_error("not connected"));
-  const auto deadline = Clock::now() + options_.timeout + waits_.front();
+  const auto deadline = Clock::now() + options_.timeout + waits_.front().wait;
   auto head = read_line(deadline);
   if (!head.is_ok()) return head.status();
   Reply reply;
   reply.text = head.value();
   reply.head = strip_eol(std::move(head).value());
   reply.kind = kind_of(reply.head.substr(0, reply.head.find(' ')));
-  TARDE_RETURN_IF_ERROR(read_body(&reply, deadline));
+  TARDE_RETURN_IF_ERROR(read_body(&reply, waits_.front().payloads, deadline));
   waits_.pop_front();
   if (reply.kind == ReplyKind::kErr) {
     const size_t code_end = std::min(reply.head.find(' ', 4), reply.head.size());
@@ -346,6 +388,25 @@ Result<std::optional<ReservedRequest>> Client::reserve(std::string_view queue,
   Line line("RESERVE");
   line.queue(queue);
   if (wait.count() > 0) line.option("wait", std::to_string(wait.count()) + "ms");
+  return reserve_line(line);
+}
+
+Result<std::optional<ReservedRequest>> Client::reserve_any(const std::vector<std::string>& queues,
+                                                           std::chrono::milliseconds wait) {
+  Line line("RESERVE");
+  std::string list;
+  for (const std::string& queue : queues) {
+    auto checked = net::parse_queue(queue);
+    if (!checked.is_ok())
+      return Status::invalid_argument("BAD_ARGUMENT " + checked.status().message());
+    list += (list.empty() ? "" : ",") + queue;
+  }
+  line.word(list, "queues");
+  if (wait.count() > 0) line.option("wait", std::to_string(wait.count()) + "ms");
+  return reserve_line(line);
+}
+
+Result<std::optional<ReservedRequest>> Client::reserve_line(const Line& line) {
   auto reply = typed_call(line);
   if (!reply.is_ok()) return reply.status();
   if (reply.value().kind == ReplyKind::kEmpty) return std::optional<ReservedRequest>();
@@ -386,6 +447,65 @@ Result<Summary> Client::redrive(std::string_view queue, std::string_view tx_id) 
   return summary_call(Line("REDRIVE").queue(queue).tx(tx_id));
 }
 
+Result<Summary> Client::touch(std::string_view tx_id, uint32_t attempt) {
+  return summary_call(Line("TOUCH").tx(tx_id).word(std::to_string(attempt)));
+}
+
+Status Client::pause(std::string_view queue) {
+  return expect_call(Line("PAUSE").queue(queue), ReplyKind::kPaused);
+}
+
+Status Client::resume(std::string_view queue) {
+  return expect_call(Line("RESUME").queue(queue), ReplyKind::kResumed);
+}
+
+namespace {
+
+// The n of `REDRIVEN n` / `RESOLVED n`.
+Result<uint64_t> count_of(const Reply& reply, ReplyKind kind) {
+  const std::vector<std::string_view> t = split_tokens(reply.head);
+  uint64_t n = 0;
+  if (reply.kind != kind || t.size() != 2 || !to_number(t[1], &n)) {
+    return bad_reply("reply", reply.head);
+  }
+  return n;
+}
+
+}  // namespace
+
+Result<uint64_t> Client::redrive_all(std::string_view queue, const LetterFilter& filter) {
+  Line line("REDRIVE_ALL");
+  line.queue(queue).option("prefix", filter.prefix).option("last_error", filter.last_error);
+  line.option("limit", number_text(filter.limit));
+  auto reply = typed_call(line);
+  if (!reply.is_ok()) return reply.status();
+  return count_of(reply.value(), ReplyKind::kRedriven);
+}
+
+Result<uint64_t> Client::resolve_all(std::string_view queue, Terminal terminal,
+                                     const LetterFilter& filter,
+                                     std::optional<std::string> reason) {
+  Line line("RESOLVE_ALL");
+  line.queue(queue).word(terminal == Terminal::kSucceeded ? "SUCCEEDED" : "FAILED");
+  line.option("prefix", filter.prefix).option("last_error", filter.last_error);
+  line.option("reason", reason).option("limit", number_text(filter.limit));
+  auto reply = typed_call(line);
+  if (!reply.is_ok()) return reply.status();
+  return count_of(reply.value(), ReplyKind::kResolved);
+}
+
+Result<TxInfo> Client::get_payload(std::string_view tx_id) {
+  auto reply = typed_call(Line("GET").tx(tx_id).option("payload", std::string("1")));
+  if (!reply.is_ok()) return reply.status();
+  if (reply.value().kind == ReplyKind::kNotFound) {
+    return Status::not_found("no transaction " + std::string(tx_id));
+  }
+  auto tx = parse_tx_info(reply.value().head);
+  if (!tx.is_ok()) return tx.status();
+  tx.value().payload = reply.value().payload;
+  return tx;
+}
+
 Result<TxInfo> Client::get(std::string_view tx_id) {
   auto reply = typed_call(Line("GET").tx(tx_id));
   if (!reply.is_ok()) return reply.status();
@@ -406,10 +526,22 @@ Result<std::vector<TxEvent>> Client::history(std::string_view tx_id,
 }
 
 Result<std::vector<DeadLetterInfo>> Client::deadletters(std::string_view queue,
-                                                        std::optional<uint64_t> limit) {
-  auto reply = typed_call(Line("DEADLETTERS").queue(queue).option("limit", number_text(limit)));
+                                                        std::optional<uint64_t> limit,
+                                                        bool with_payload) {
+  Line line("DEADLETTERS");
+  line.queue(queue).option("limit", number_text(limit));
+  if (with_payload) line.option("payload", std::string("1"));
+  auto reply = typed_call(line);
   if (!reply.is_ok()) return reply.status();
-  return parse_list<DeadLetterInfo>(reply.value(), ReplyKind::kLetters, parse_letter);
+  auto letters = parse_list<DeadLetterInfo>(reply.value(), ReplyKind::kLetters, parse_letter);
+  if (!letters.is_ok() || !with_payload) return letters;
+  if (reply.value().payloads.size() != letters.value().size()) {
+    return bad_reply("LETTERS reply", reply.value().head);
+  }
+  for (size_t i = 0; i < letters.value().size(); ++i) {
+    letters.value()[i].payload = reply.value().payloads[i];
+  }
+  return letters;
 }
 
 Result<QueueSettings> Client::config(

@@ -7,7 +7,7 @@
 namespace tarde::client {
 namespace client_detail {
 
-constexpr std::array<std::pair<std::string_view, ReplyKind>, 17> kKinds = {{
+constexpr std::array<std::pair<std::string_view, ReplyKind>, 21> kKinds = {{
     {"CREATED", ReplyKind::kCreated},
     {"EXISTS", ReplyKind::kExists},
     {"OK", ReplyKind::kOk},
@@ -24,6 +24,10 @@ constexpr std::array<std::pair<std::string_view, ReplyKind>, 17> kKinds = {{
     {"STATS", ReplyKind::kStats},
     {"PONG", ReplyKind::kPong},
     {"BYE", ReplyKind::kBye},
+    {"PAUSED", ReplyKind::kPaused},
+    {"RESUMED", ReplyKind::kResumed},
+    {"REDRIVEN", ReplyKind::kRedriven},
+    {"RESOLVED", ReplyKind::kResolved},
     {"ERR", ReplyKind::kErr},
 }};
 
@@ -126,6 +130,22 @@ class Fields {
     auto v = find(name);
     if (v && !to_number(*v, out)) ok_ = false;
   }
+  // A field renamed since: the new name, else the old one.
+  template <typename T>
+  void num_renamed(std::string_view name, std::string_view old_name, T* out) {
+    num(has(name) ? name : old_name, out);
+  }
+  // A field newer servers add: left as it was when absent.
+  template <typename T>
+  void optional_num(std::string_view name, T* out) {
+    if (has(name)) num(name, out);
+  }
+  bool has(std::string_view name) const {
+    for (const auto& [n, v] : pairs_) {
+      if (n == name) return true;
+    }
+    return false;
+  }
   Status status(std::string_view what) const { return ok_ ? Status::ok() : bad_reply(what, line_); }
   const std::vector<std::pair<std::string_view, std::string_view>>& pairs() const { return pairs_; }
 
@@ -207,7 +227,7 @@ Result<TxInfo> parse_tx_info(std::string_view line) {
   f.num("deadline_at", &tx.deadline_at_ms);
   f.num("created_at", &tx.created_at_ms);
   f.num("updated_at", &tx.updated_at_ms);
-  f.num("deliveries", &tx.deliveries);
+  f.num_renamed("failed_deliveries", "deliveries", &tx.failed_deliveries);
   f.num("transients", &tx.transients);
   f.str("reason", &tx.reason);
   f.num("payload_bytes", &tx.payload_bytes);
@@ -236,9 +256,10 @@ Result<DeadLetterInfo> parse_letter(std::string_view line) {
   f.str("tx", &l.tx_id);
   f.num("attempt", &l.attempt);
   f.str("key", &l.key);
-  f.num("deliveries", &l.deliveries);
+  f.num_renamed("failed_deliveries", "deliveries", &l.failed_deliveries);
   f.num("buried_at", &l.buried_at_ms);
   f.str("last_error", &l.last_error);
+  f.optional_num("payload_bytes", &l.payload_bytes);
   TARDE_RETURN_IF_ERROR(f.status("LETTER line"));
   return l;
 }
@@ -247,7 +268,7 @@ Result<ReservedRequest> parse_request(const Reply& reply) {
   const std::vector<std::string_view> t = split_tokens(reply.head);
   ReservedRequest r;
   if (reply.kind != ReplyKind::kRequest || t.size() != 6 || !reply.payload ||
-      !to_number(t[2], &r.attempt) || !to_number(t[4], &r.deliveries)) {
+      !to_number(t[2], &r.attempt) || !to_number(t[4], &r.handouts)) {
     return bad_reply("REQUEST reply", reply.head);
   }
   r.tx_id = t[1];
