@@ -6,6 +6,7 @@
 #include <asio.hpp>
 #include <charconv>
 
+#include "clients/cpp/client_line.h"
 #include "net/wire/tokens.h"
 
 namespace tarde::client {
@@ -13,6 +14,7 @@ namespace tarde::client {
 using client_detail::bad_reply;
 using client_detail::is_summary_kind;
 using client_detail::kind_of;
+using client_detail::number_text;
 using client_detail::parse_list;
 using client_detail::split_tokens;
 using client_detail::to_number;
@@ -48,11 +50,6 @@ std::optional<std::string> flag01(const std::optional<bool>& v) {
   return *v ? "1" : "0";
 }
 
-std::optional<std::string> number_text(const std::optional<uint64_t>& v) {
-  if (!v) return std::nullopt;
-  return std::to_string(*v);
-}
-
 // The extra time a RESERVE line's wait= lets the server take before replying.
 std::chrono::milliseconds wait_allowance(std::string_view line) {
   const std::vector<std::string_view> tokens = split_tokens(line);
@@ -86,47 +83,6 @@ std::optional<size_t> payload_bytes_of(std::string_view line) {
   return std::nullopt;
 }
 }  // namespace
-
-// A request line under construction. Each token is checked so that it cannot
-// break the framing (tx_id and queue fully, as the server would); the first
-// refusal sticks and is reported, in the shape of an ERR, when the line is
-// sent.
-class Client::Line {
- public:
-  explicit Line(std::string_view verb) : text_(verb) {}
-  Line& queue(std::string_view queue) { return checked(net::parse_queue(queue)); }
-  Line& tx(std::string_view tx_id) { return checked(net::parse_tx_id(tx_id)); }
-  Line& word(std::string_view token, std::string_view name = "argument") {
-    bool safe = !token.empty() && token.size() < net::kLineBytesMax;
-    for (char c : token) safe = safe && c > 0x20 && c < 0x7F;
-    if (!safe && status_.is_ok()) {
-      status_ = Status::invalid_argument("BAD_ARGUMENT " + std::string(name) +
-                                         " must be printable ASCII without spaces, got " +
-                                         quote_token(token));
-    }
-    text_ += ' ';
-    text_ += token;
-    return *this;
-  }
-  Line& option(std::string_view name, const std::optional<std::string>& value) {
-    return value ? word(std::string(name) + "=" + *value, name) : *this;
-  }
-  const Status& status() const { return status_; }
-  const std::string& text() const { return text_; }
-
- private:
-  Line& checked(const Result<std::string>& parsed) {
-    if (!parsed.is_ok() && status_.is_ok()) {
-      status_ = Status::invalid_argument("BAD_ARGUMENT " + parsed.status().message());
-    }
-    text_ += ' ';
-    text_ += parsed.is_ok() ? parsed.value() : std::string("?");
-    return *this;
-  }
-
-  std::string text_;
-  Status status_;
-};
 
 // ---- the connection ----
 
@@ -391,21 +347,6 @@ Result<std::optional<ReservedRequest>> Client::reserve(std::string_view queue,
   return reserve_line(line);
 }
 
-Result<std::optional<ReservedRequest>> Client::reserve_any(const std::vector<std::string>& queues,
-                                                           std::chrono::milliseconds wait) {
-  Line line("RESERVE");
-  std::string list;
-  for (const std::string& queue : queues) {
-    auto checked = net::parse_queue(queue);
-    if (!checked.is_ok())
-      return Status::invalid_argument("BAD_ARGUMENT " + checked.status().message());
-    list += (list.empty() ? "" : ",") + queue;
-  }
-  line.word(list, "queues");
-  if (wait.count() > 0) line.option("wait", std::to_string(wait.count()) + "ms");
-  return reserve_line(line);
-}
-
 Result<std::optional<ReservedRequest>> Client::reserve_line(const Line& line) {
   auto reply = typed_call(line);
   if (!reply.is_ok()) return reply.status();
@@ -445,65 +386,6 @@ Result<Summary> Client::resolve(std::string_view tx_id, Terminal terminal,
 
 Result<Summary> Client::redrive(std::string_view queue, std::string_view tx_id) {
   return summary_call(Line("REDRIVE").queue(queue).tx(tx_id));
-}
-
-Result<Summary> Client::touch(std::string_view tx_id, uint32_t attempt) {
-  return summary_call(Line("TOUCH").tx(tx_id).word(std::to_string(attempt)));
-}
-
-Status Client::pause(std::string_view queue) {
-  return expect_call(Line("PAUSE").queue(queue), ReplyKind::kPaused);
-}
-
-Status Client::resume(std::string_view queue) {
-  return expect_call(Line("RESUME").queue(queue), ReplyKind::kResumed);
-}
-
-namespace {
-
-// The n of `REDRIVEN n` / `RESOLVED n`.
-Result<uint64_t> count_of(const Reply& reply, ReplyKind kind) {
-  const std::vector<std::string_view> t = split_tokens(reply.head);
-  uint64_t n = 0;
-  if (reply.kind != kind || t.size() != 2 || !to_number(t[1], &n)) {
-    return bad_reply("reply", reply.head);
-  }
-  return n;
-}
-
-}  // namespace
-
-Result<uint64_t> Client::redrive_all(std::string_view queue, const LetterFilter& filter) {
-  Line line("REDRIVE_ALL");
-  line.queue(queue).option("prefix", filter.prefix).option("last_error", filter.last_error);
-  line.option("limit", number_text(filter.limit));
-  auto reply = typed_call(line);
-  if (!reply.is_ok()) return reply.status();
-  return count_of(reply.value(), ReplyKind::kRedriven);
-}
-
-Result<uint64_t> Client::resolve_all(std::string_view queue, Terminal terminal,
-                                     const LetterFilter& filter,
-                                     std::optional<std::string> reason) {
-  Line line("RESOLVE_ALL");
-  line.queue(queue).word(terminal == Terminal::kSucceeded ? "SUCCEEDED" : "FAILED");
-  line.option("prefix", filter.prefix).option("last_error", filter.last_error);
-  line.option("reason", reason).option("limit", number_text(filter.limit));
-  auto reply = typed_call(line);
-  if (!reply.is_ok()) return reply.status();
-  return count_of(reply.value(), ReplyKind::kResolved);
-}
-
-Result<TxInfo> Client::get_payload(std::string_view tx_id) {
-  auto reply = typed_call(Line("GET").tx(tx_id).option("payload", std::string("1")));
-  if (!reply.is_ok()) return reply.status();
-  if (reply.value().kind == ReplyKind::kNotFound) {
-    return Status::not_found("no transaction " + std::string(tx_id));
-  }
-  auto tx = parse_tx_info(reply.value().head);
-  if (!tx.is_ok()) return tx.status();
-  tx.value().payload = reply.value().payload;
-  return tx;
 }
 
 Result<TxInfo> Client::get(std::string_view tx_id) {
