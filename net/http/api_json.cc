@@ -138,14 +138,20 @@ Json backoff_plan_json(const storage::TxRecord& r) {
   return plan;
 }
 
-Json event_json(const storage::EventRecord& e) {
-  return Json{{"at_ms", e.at_ms},
+Json event_json(const engine::HistoryEntry& entry) {
+  const storage::EventRecord& e = entry.event;
+  const std::optional<int64_t> late = engine::lateness_ms(e);
+  return Json{{"seq", entry.seq},
+              {"dropped_before", entry.dropped_before},
+              {"at_ms", e.at_ms},
               {"from", storage::to_string(e.from)},
               {"to", storage::to_string(e.to)},
               {"attempt", e.attempt},
               {"next_attempt", e.next_attempt},
               {"cause", e.cause},
-              {"reason", e.reason}};
+              {"reason", e.reason},
+              {"due_at_ms", late ? Json(e.due_at_ms) : Json(nullptr)},
+              {"late_ms", late ? Json(*late) : Json(nullptr)}};
 }
 
 Json letter_json(const storage::DeadLetter& l) {

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "engine/engine.h"
+#include "engine/history.h"
 #include "net/http/rate_history.h"
 #include "storage/records.h"
 
@@ -30,7 +31,9 @@ Json tx_json(const storage::TxRecord& record, PayloadEncoding encoding);
 // attempt k + 1 waits cancelled_wait_ms(policy, k, unit), with the jitter's
 // unit anywhere in [0, 1). Empty for a terminal transaction.
 Json backoff_plan_json(const storage::TxRecord& record);
-Json event_json(const storage::EventRecord& event);
+// One HISTORY entry: the event, its seq, the events dropped before it, and
+// for a timer's event when it was due and how late it came (null otherwise).
+Json event_json(const engine::HistoryEntry& entry);
 Json letter_json(const storage::DeadLetter& letter);
 Json lease_json(const engine::Engine::LeaseView& lease, int64_t now_ms);
 Json queue_json(const std::string& name, const engine::Engine::QueueFigures& figures,

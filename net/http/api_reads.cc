@@ -152,11 +152,11 @@ Response get_tx_history(ApiContext& ctx, const Request& request, const PathParam
   auto found = ctx.core->engine().get(tx_id.value());
   if (!found.is_ok()) return status_response(found.status());
   if (!found.value()) return error_response(404, "no transaction " + tx_id.value());
-  std::vector<storage::EventRecord> events;
+  std::vector<engine::HistoryEntry> events;
   Status status = ctx.core->engine().history(tx_id.value(), limit, &events);
   if (!status.is_ok()) return status_response(status);
   Json items = Json::array();
-  for (const storage::EventRecord& event : events) items.push_back(event_json(event));
+  for (const engine::HistoryEntry& entry : events) items.push_back(event_json(entry));
   return json_response(Json{{"tx_id", tx_id.value()}, {"events", items}});
 }
 

@@ -124,7 +124,7 @@ void add_tx_row(Rows& rows, const storage::TxRecord& r) {
 
 Rows tx_rows() {
   return Rows({"tx_id", "queue", "state", "attempt", "next_attempt", "max_attempts", "next_fire_at",
-               "next_fire_at_utc", "updated_at", "deliveries", "transients", "reason",
+               "next_fire_at_utc", "updated_at", "failed_deliveries", "transients", "reason",
                "payload_bytes"});
 }
 
@@ -143,7 +143,7 @@ Result<uint32_t> history_max_of(storage::Store& store, const std::string& queue)
 // The events HISTORY would show (engine/history.h): the first and the
 // newest history_max − 1, each with the count of events dropped before it,
 // a timer fire's due time and lateness. Reasons and causes are stored text
-// from clients: the table escapes them (safe_text), JSON keeps them.
+// from clients: the table escapes them (Rows::table), JSON keeps them.
 Result<DumpOutput> tx(storage::Store& store, const DumpRequest& request) {
   auto found = store.get_tx(request.argument);
   if (!found.is_ok()) return found.status();
@@ -161,7 +161,7 @@ Result<DumpOutput> tx(storage::Store& store, const DumpRequest& request) {
       engine::select_history(std::move(stored), history_max.value(), request.limit);
   auto shown_text = [&](const std::string& value) {
     if (value.empty()) return text("-");
-    return text(request.json ? value : safe_text(value));
+    return text(value);
   };
   Rows events({"seq", "dropped", "at", "at_utc", "from", "to", "attempt", "next_attempt", "cause",
                "reason", "due", "due_utc", "late_ms"});
@@ -229,8 +229,8 @@ Result<DumpOutput> ready(storage::Store& store, const DumpRequest& request) {
 }
 
 Result<DumpOutput> dead(storage::Store& store, const DumpRequest& request) {
-  Rows rows({"tx_id", "attempt", "key", "deliveries", "buried_at", "buried_at_utc", "payload_bytes",
-             "failures"});
+  Rows rows({"tx_id", "attempt", "key", "failed_deliveries", "buried_at", "buried_at_utc",
+             "payload_bytes", "failures"});
   TARDE_RETURN_IF_ERROR(store.scan_dead(request.argument, [&](const storage::DeadLetter& l) {
     std::string failures;
     for (const auto& f : l.failures) {
