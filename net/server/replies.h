@@ -23,6 +23,8 @@ std::string request_reply(const engine::HandOut& hand_out);
 std::string get_reply(const storage::TxRecord& record);
 std::string events_reply(const std::vector<storage::EventRecord>& events);
 std::string letters_reply(const std::vector<storage::DeadLetter>& letters);
+// `ITEMS <n> next=<cursor|->` then one `ITEM tx=... reason=...` line each.
+std::string list_reply(const engine::ListPage& page);
 // `CONFIG <queue> name=value ...` with every setting.
 std::string config_reply(std::string_view queue, const storage::QueueConfig& config);
 // `STATS <n>` then one `name value` line each.

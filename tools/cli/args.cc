@@ -14,7 +14,7 @@ namespace tarde::cli {
 namespace {
 
 // The form of a command flag's value.
-enum class FlagKind { kDuration, kDecimal, kCount, kReason, kSwitch, kText, kFile };
+enum class FlagKind { kDuration, kDecimal, kCount, kReason, kSwitch, kText, kFile, kToken };
 
 // A command flag: its form, and how --help explains it. The enqueue flags
 // that are not given take the queue's CONFIG.
@@ -39,13 +39,17 @@ constexpr FlagSpec kFlags[] = {
     {"delay", FlagKind::kDuration, "DUR",
      "enqueue: attempt 1 waits like a retry; release: ready again after DUR"},
     {"wait", FlagKind::kDuration, "DUR", "reserve: wait up to DUR for a request (default: 0)"},
-    {"reason", FlagKind::kReason, "R", "release, respond, resolve: the reason recorded"},
+    {"reason", FlagKind::kReason, "R",
+     "release, respond, resolve: the reason recorded; list: only those\nwith this reason"},
     {"retry-after", FlagKind::kDuration, "DUR", "respond: the wait instead of the computed one"},
-    {"limit", FlagKind::kCount, "N", "history, deadletters: the newest or first N only"},
+    {"limit", FlagKind::kCount, "N",
+     "history, deadletters: the newest or first N only; list: the page size"},
+    {"after", FlagKind::kToken, "CURSOR", "list: the page after CURSOR (a page's next cursor)"},
+    {"prefix", FlagKind::kToken, "P", "list: only tx_ids starting with P"},
 };
 
 // The form of a positional argument.
-enum class ArgKind { kQueue, kTx, kAttempt, kAnswer, kTerminal };
+enum class ArgKind { kQueue, kTx, kAttempt, kAnswer, kTerminal, kListState };
 
 struct CommandSpec {
   std::string_view name;
@@ -71,6 +75,7 @@ const std::vector<CommandSpec>& commands() {
       {"get", "GET", {A::kTx}, {}},
       {"history", "HISTORY", {A::kTx}, {"limit"}},
       {"deadletters", "DEADLETTERS", {A::kQueue}, {"limit"}},
+      {"list", "LIST", {A::kQueue, A::kListState}, {"after", "limit", "prefix", "reason"}},
       {"redrive", "REDRIVE", {A::kQueue, A::kTx}, {}},
       {"config", "CONFIG", {A::kQueue}, {}, true},
       {"stats", "STATS", {}, {}},
@@ -163,6 +168,15 @@ Status check_flag_value(const FlagSpec& spec, const std::string& value) {
     case FlagKind::kReason:
       status = net::parse_reason(value, label).status();
       break;
+    case FlagKind::kToken: {
+      const bool printable =
+          std::all_of(value.begin(), value.end(), [](char c) { return c > 0x20 && c < 0x7F; });
+      if (value.empty() || !printable || value.size() > net::kTxIdBytesMax + 1) {
+        status = usage(label + " expects 1 to " + std::to_string(net::kTxIdBytesMax + 1) +
+                       " printable bytes without spaces, got " + quote_token(value));
+      }
+      break;
+    }
     case FlagKind::kSwitch:
     case FlagKind::kText:
     case FlagKind::kFile:
@@ -200,6 +214,19 @@ Result<std::string> check_arg(ArgKind kind, const std::string& value) {
       const std::string word = upper(value);
       if (word == "SUCCEEDED" || word == "FAILED") return word;
       return usage("the state must be SUCCEEDED or FAILED, got '" + value + "'");
+    }
+    case ArgKind::kListState: {
+      std::string word = value;
+      std::transform(word.begin(), word.end(), word.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      for (const char* state :
+           {"ready", "leased", "in_flight", "scheduled", "succeeded", "failed", "dead"}) {
+        if (word == state) return word;
+      }
+      return usage(
+          "the state must be ready, leased, in_flight, scheduled, succeeded, failed or dead, "
+          "got '" +
+          value + "'");
     }
   }
   return usage("?");

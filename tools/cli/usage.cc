@@ -34,6 +34,10 @@ Commands:
                      show its transitions, oldest first, as a table
   deadletters QUEUE [--limit N]
                      list the queue's dead letters
+  list QUEUE STATE [--limit N] [--after CURSOR] [--prefix P] [--reason R]
+                     one page of the queue's transactions in STATE (ready,
+                     leased, in_flight, scheduled, succeeded, failed, dead);
+                     the last line gives the cursor of the next page
   redrive QUEUE TX   make a dead letter's request ready again
   config QUEUE [name=value ...]
                      show a queue's settings, or set some and show them all
@@ -56,7 +60,7 @@ may be given in lower case. After a lone --, every word is an argument, even
 one that starts with - (tarde-cli get -- --odd-id).
 
 Output: summaries, records and settings as labelled lists, HISTORY and
-DEADLETTERS as aligned tables. Times are shown in UTC ISO-8601, relative to
+DEADLETTERS and LIST as aligned tables. Times are shown in UTC ISO-8601, relative to
 now ("in 1h59m", "3s ago") and as the raw milliseconds since the epoch.
 
 Interactive mode: a `tarde> ` prompt reads one line at a time:
@@ -70,7 +74,7 @@ Interactive mode: a `tarde> ` prompt reads one line at a time:
 
 Exit status:
   0  the server answered (OK, CREATED, EXISTS, BURIED, REQUEST, EMPTY, TX,
-     EVENTS, LETTERS, CONFIG, STATS, PONG)
+     EVENTS, LETTERS, ITEMS, CONFIG, STATS, PONG)
   1  NOT_FOUND, STALE or CONFLICT (explained on stderr)
   2  usage error: the command line is wrong (explained on stderr)
   3  ERR reply, or no connection / timeout (explained on stderr)
@@ -92,6 +96,7 @@ std::string shell_help_text() {
   respond TX N SUCCESS|CANCELLED|TRANSIENT|REJECTED [--reason R] [--retry-after DUR]
   resolve TX SUCCEEDED|FAILED [--reason R]
   get TX    history TX [--limit N]    deadletters QUEUE [--limit N]
+  list QUEUE STATE [--limit N] [--after CURSOR] [--prefix P] [--reason R]
   redrive QUEUE TX    config QUEUE [name=value ...]    stats    ping
 Raw protocol lines are sent as typed (RESPOND TX 1 SUCCESS); after a raw
 ENQUEUE ... <bytes> line, type the payload bytes and a line end.
