@@ -30,7 +30,7 @@ from .errors import (
     Unauthorized,
     error_from_reply,
 )
-from .types import TERMINAL_STATES, Event, Letter, Request, Summary, Transaction
+from .types import TERMINAL_STATES, Event, Letter, ListItem, ListPage, Request, Summary, Transaction
 
 __version__ = "0.1.0"
 
@@ -48,6 +48,8 @@ __all__ = [
     "Transaction",
     "Event",
     "Letter",
+    "ListItem",
+    "ListPage",
     "TERMINAL_STATES",
     "TardeError",
     "BadCommand",
