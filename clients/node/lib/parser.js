@@ -4,7 +4,7 @@
 // length, so the parser needs no knowledge of the commands sent:
 //
 //   REQUEST <tx> <attempt> <key> <deliveries> <bytes>\r\n<payload>\r\n
-//   STATS n / EVENTS n / LETTERS n, then n lines
+//   STATS n / EVENTS n / LETTERS n / ITEMS n next=<cursor>, then n lines
 //   anything else: one line
 //
 // push() takes chunks split anywhere (inside a line, inside a payload, inside
@@ -60,7 +60,7 @@ class ReplyParser {
       const line = buf.toString('utf8', pos, end);
       pos = nl + 1;
       if (this._frame) {
-        // a line of a STATS / EVENTS / LETTERS list
+        // a line of a STATS / EVENTS / LETTERS / ITEMS list
         this._frame.lines.push(line);
         if (this._frame.lines.length === this._frame.count) {
           out.push(this._frame);
@@ -77,7 +77,7 @@ class ReplyParser {
         this._payloadLen = Number(lenTok);
         continue;
       }
-      if (LIST_HEADS.has(head) && tokens.length === 2) {
+      if ((LIST_HEADS.has(head) && tokens.length === 2) || (head === 'ITEMS' && tokens.length === 3)) {
         if (!/^\d+$/.test(tokens[1])) throw protocolError(`bad ${head} count in ${JSON.stringify(line)}`);
         const count = Number(tokens[1]);
         const frame = { line, tokens, lines: [], count };
