@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   write(dir, "key_ready", ready_key("pagos", 1795984996810, 7));
   write(dir, "key_event", event_key("TX-1", 2));
   write(dir, "key_dead", dead_key("pagos", "TX-9"));
+  write(dir, "key_state", state_key("pagos", 3, "TX-1"));
   write(dir, "key_queue_config", queue_config_key("pagos"));
   return 0;
 }
