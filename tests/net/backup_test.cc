@@ -170,7 +170,7 @@ TEST_CASE("SIGTERM during a backup: the waiting BACKUP is told, and the server e
   CHECK(backup_fields(again.command("BACKUP")).at("id") == "1");
   const ToolRun listed = run_tool("dump", "backups " + dir.sub("backups"));
   CHECK_MESSAGE(listed.status == 0, listed.out);
-  CHECK(listed.out.find("(1 backups in ") != std::string::npos);
+  CHECK(listed.out.find("(1 backup in ") != std::string::npos);
 }
 
 }  // namespace

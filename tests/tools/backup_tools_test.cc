@@ -96,6 +96,20 @@ TEST_CASE("tarde-dump backups lists and verifies; restore makes a store that ser
   CHECK(c.command("GET TX-B").rfind("TX id=TX-B queue=pagos state=SENDING", 0) == 0);
 }
 
+// "(2 backups in" is checked above, "(0 backups in" in tests/net/backup_test.cc.
+TEST_CASE("tarde-dump backups says 1 backup, not 1 backups") {
+  testing::TempDir dir;
+  const std::string backups = dir.sub("backups");
+  auto kv = storage::RocksKv::open(dir.sub("data"), storage::RocksKv::Options{});
+  REQUIRE(kv.is_ok());
+  storage::BackupMaker maker({.backup_dir = backups});
+  REQUIRE(maker.create(*kv.value()).is_ok());
+  REQUIRE(kv.value()->close().is_ok());
+  ToolRun one = dump("backups " + backups);
+  CHECK_MESSAGE(one.status == 0, one.out);
+  CHECK(contains(one.out, "(1 backup in " + backups + ")"));
+}
+
 TEST_CASE("tarde-dump restore refuses, with distinct exit codes and clear words") {
   testing::TempDir dir;
   const std::string backups = dir.sub("backups");

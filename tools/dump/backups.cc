@@ -24,7 +24,8 @@ Result<DumpOutput> list_backups_output(const std::string& backup_dir, bool json)
     return out;
   }
   out.text = rows.table();
-  out.text += "(" + std::to_string(rows.size()) + " backups in " + backup_dir + ")\n";
+  out.text += "(" + std::to_string(rows.size()) +
+              (rows.size() == 1 ? " backup in " : " backups in ") + backup_dir + ")\n";
   return out;
 }
 

@@ -69,6 +69,33 @@ test('BAD_COMMAND and BAD_ARGUMENT keep the connection open', { timeout: 30000 }
   }
 });
 
+test('an ERR for one pipelined command leaves the others and later calls alone', { timeout: 30000 }, async () => {
+  const c = await Client.connect({ port: servers.plain.port });
+  try {
+    // Waiting reservations hold back the replies behind them: the ERR arrives
+    // while other commands wait, and is handled while the reader waits for more.
+    const first = c.reserve('pipeerr', { wait: 100 });
+    const bad = c.command('NOSUCHVERB');
+    const behind = c.reserve('pipeerr', { wait: 100 });
+    const after = Promise.all([c.ping(), c.get('PE-1'), c.stats()]);
+    await assert.rejects(bad, (err) => {
+      assertTardeError(err, 'BAD_COMMAND');
+      return true;
+    });
+    const [pong, missing, stats] = await after;
+    assert.equal(pong, 'PONG');
+    assert.equal(missing, null);
+    assert.equal(typeof stats.commands, 'number');
+    assert.equal(await first, null);
+    assert.equal(await behind, null);
+    assert.equal(await c.ping(), 'PONG');
+    assert.equal(c.closed, false);
+    assert.equal(c.pendingCount, 0);
+  } finally {
+    await c.close();
+  }
+});
+
 test('LINE_TOO_LONG and BAD_PAYLOAD close the connection', { timeout: 30000 }, async () => {
   const c = await Client.connect({ port: servers.plain.port });
   const long = c.command('GET', ['A'.repeat(4096), 'B'.repeat(4096)]);

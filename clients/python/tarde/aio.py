@@ -13,13 +13,30 @@ from __future__ import annotations
 import asyncio
 import collections
 import socket
-from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple, Type, Union
 
 from . import _protocol as p
 from .errors import ProtocolError, TardeError
 from .types import Backup, Event, Letter, ListPage, Request, Summary, Transaction
 
 __all__ = ["Client"]
+
+
+class _Failed:
+    """A failed reply, as the read loop hands it to the awaiting call.
+
+    The error is raised by the awaiting call itself (see :meth:`Client._call`)
+    and never carries the read loop's frames: a caller may clear the frames
+    of a traceback it caught (``unittest``'s ``assertRaises`` does), and
+    clearing the suspended frame of the read loop would close it, leaving
+    every later call waiting for a reply nobody reads.
+    """
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error.with_traceback(None)
+
 
 _Pending = Tuple[p.Parser, "asyncio.Future[Any]", float]
 
@@ -34,7 +51,8 @@ class Client:
     next in line; ``reserve(wait=...)`` adds its wait. A timeout closes the
     connection (it is out of step): the command raises :class:`TimeoutError`,
     the ones queued after it and every later one :class:`ConnectionError`.
-    The client never reconnects by itself.
+    So does anything else that stops the task reading the replies. The
+    client never reconnects by itself.
     """
 
     def __init__(
@@ -56,7 +74,7 @@ class Client:
         self._wakeup: Optional[asyncio.Event] = None
         self._drain_lock: Optional[asyncio.Lock] = None
         self._task: Optional["asyncio.Task[None]"] = None
-        self._failure: Optional[BaseException] = None
+        self._failure: Optional[BaseException] = None  # why the connection is unusable
         self._opened = False
 
     @classmethod
@@ -117,7 +135,7 @@ class Client:
 
     async def close(self) -> None:
         """Close the connection; commands still waiting raise :class:`ConnectionError`."""
-        self._fail(ConnectionError("the connection is closed"))
+        self._fail(ConnectionError, "the connection is closed")
         task, self._task = self._task, None
         if task is not None and task is not asyncio.current_task():
             task.cancel()
@@ -133,15 +151,21 @@ class Client:
             except (OSError, asyncio.CancelledError):
                 pass
 
-    def _fail(self, exc: BaseException, head: Optional[BaseException] = None) -> None:
-        """Mark the connection failed; fail every waiting command (the first with ``head``)."""
+    def _fail(
+        self, kind: Type[BaseException], message: str, head: Optional[BaseException] = None
+    ) -> None:
+        """Mark the connection failed; fail every waiting command (the first with ``head``).
+
+        Each command gets an exception of its own, ``kind(message)``: one
+        shared object would collect the frames of every caller that raised it.
+        """
         if self._failure is None:
-            self._failure = exc
+            self._failure = kind(message)
         first = True
         while self._pending:
             _, fut, _ = self._pending.popleft()
             if not fut.done():
-                fut.set_exception(head if (first and head is not None) else exc)
+                fut.set_result(_Failed(head if (first and head is not None) else kind(message)))
             first = False
         if self._writer is not None:
             self._writer.close()
@@ -149,44 +173,62 @@ class Client:
             self._wakeup.set()
 
     async def _read_loop(self) -> None:
-        assert self._reader is not None and self._wakeup is not None
-        reader = self._reader
-        while self._failure is None:
-            if not self._pending:
-                self._wakeup.clear()
-                await self._wakeup.wait()
-                continue
-            parser, fut, extra = self._pending[0]
-            try:
-                if self.timeout is None:
-                    result = await self._parse(reader, parser)
-                else:
-                    result = await asyncio.wait_for(
-                        self._parse(reader, parser), self.timeout + extra
-                    )
-            except asyncio.TimeoutError:
-                self._fail(
-                    ConnectionError("the connection was closed after a timeout"),
-                    TimeoutError("no reply from tarde in time"),
+        """Reads the replies for as long as the connection lasts.
+
+        However it ends (an unexpected error, or its coroutine closed from
+        outside), the connection is marked failed first, so that no command
+        waits for a reply nobody reads.
+        """
+        assert self._wakeup is not None
+        try:
+            while self._failure is None:
+                if not self._pending:
+                    self._wakeup.clear()
+                    await self._wakeup.wait()
+                    continue
+                await self._read_reply()
+        except BaseException as e:
+            self._fail(ConnectionError, f"the client stopped reading replies ({e!r})")
+            raise
+
+    async def _read_reply(self) -> None:
+        """Reads the reply to the oldest waiting command and settles its future.
+
+        A reply the connection cannot survive (a timeout, a lost connection, an
+        error that closes it) fails the connection instead.
+        """
+        assert self._reader is not None
+        parser, fut, extra = self._pending[0]
+        try:
+            if self.timeout is None:
+                result = await self._parse(self._reader, parser)
+            else:
+                result = await asyncio.wait_for(
+                    self._parse(self._reader, parser), self.timeout + extra
                 )
-                return
-            except TardeError as e:
-                self._pending.popleft()
-                if not fut.done():
-                    fut.set_exception(e)
-                if e.closes_connection:
-                    self._fail(ConnectionError(f"the connection was closed after {e.code}"))
-                    return
-                continue
-            except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
-                self._fail(ConnectionError(f"the connection was lost: {e or 'closed by tarde'}"))
-                return
-            except asyncio.LimitOverrunError as e:
-                self._fail(ProtocolError(f"reply line too long: {e}"))
-                return
+        except asyncio.TimeoutError:
+            self._fail(
+                ConnectionError,
+                "the connection was closed after a timeout",
+                TimeoutError("no reply from tarde in time"),
+            )
+            return
+        except TardeError as e:
             self._pending.popleft()
             if not fut.done():
-                fut.set_result(result)
+                fut.set_result(_Failed(e))
+            if e.closes_connection:
+                self._fail(ConnectionError, f"the connection was closed after {e.code}")
+            return
+        except (asyncio.IncompleteReadError, ConnectionError, OSError) as e:
+            self._fail(ConnectionError, f"the connection was lost: {e or 'closed by tarde'}")
+            return
+        except asyncio.LimitOverrunError as e:
+            self._fail(ProtocolError, f"reply line too long: {e}")
+            return
+        self._pending.popleft()
+        if not fut.done():
+            fut.set_result(result)
 
     @staticmethod
     async def _parse(reader: asyncio.StreamReader, parser: p.Parser) -> Any:
@@ -220,8 +262,12 @@ class Client:
                 try:
                     await self._writer.drain()
                 except (ConnectionError, OSError) as e:
-                    self._fail(ConnectionError(f"the connection was lost: {e}"))
-        return await fut
+                    self._fail(ConnectionError, f"the connection was lost: {e}")
+        result = await fut
+        if isinstance(result, _Failed):
+            # Raised here, in the caller's own frame: see _Failed.
+            raise result.error
+        return result
 
     # ------------------------------------------------------------ commands
 
