@@ -90,8 +90,7 @@ Summary to_public(const engine::TxReply& reply) {
 
 Request to_public(const std::string& queue, const engine::HandOut& h) {
   return Request{
-      queue,    h.tx_id, h.attempt, h.deliveries, h.tx_id + '#' + std::to_string(h.attempt),
-      h.payload};
+      queue, h.tx_id, h.attempt, h.handouts, h.tx_id + '#' + std::to_string(h.attempt), h.payload};
 }
 
 Transaction to_public(const storage::TxRecord& r) {

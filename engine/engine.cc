@@ -253,6 +253,7 @@ Result<TxReply> Engine::enqueue(const EnqueueArgs& args) {
 
 Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint64_t conn) {
   QueueState& queue = queue_state(queue_name);
+  if (queue.config.paused) return std::optional<HandOut>();  // RESUME wakes the waiters
   const int64_t now_ms = clock_.now_wall_ms();
   while (true) {
     if (queue.ready.pops() - queue.pops_at_floor >= kReadyFloorEvery) {
@@ -312,8 +313,8 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     handed_out_ += 1;
     queue.leased_keys.insert(key);
     queue.ready.pop_front();
-    return std::optional<HandOut>(
-        HandOut{rec->tx_id, rec->next_attempt, rec->deliveries + 1, rec->payload});
+    return std::optional<HandOut>(HandOut{rec->tx_id, rec->next_attempt, rec->deliveries + 1,
+                                          rec->payload, std::string(queue_name)});
   }
 }
 
@@ -397,13 +398,18 @@ Result<TxReply> Engine::resolve(std::string_view tx_id, TxState terminal, std::s
 }
 
 Result<TxReply> Engine::redrive(std::string_view queue, std::string_view tx_id) {
+  return redrive_one(queue, tx_id, "REDRIVE");
+}
+
+Result<TxReply> Engine::redrive_one(std::string_view queue, std::string_view tx_id,
+                                    const char* cause) {
   auto found = store_.get_tx(tx_id);
   if (!found.is_ok()) return found.status();
   const std::optional<TxRecord>& rec = found.value();
   if (!rec || rec->queue != queue || !rec->dead_lettered) return not_found(tx_id);
   const storage::QueueConfig& config = queue_state(rec->queue).config;
   const RowContext ctx = row_context(config);
-  return apply_decision(*rec, on_redrive(*rec, ctx), "REDRIVE", ctx);
+  return apply_decision(*rec, on_redrive(*rec, ctx), cause, ctx);
 }
 
 Result<std::optional<TxRecord>> Engine::get(std::string_view tx_id) {
@@ -493,6 +499,7 @@ Engine::QueueFigures Engine::queue_figures(std::string_view queue_name) {
   const std::optional<ReadyQueue::Key> oldest = queue.ready.front_in_memory();
   figures.oldest_ready_at_ms = oldest ? oldest->first : 0;
   figures.breaker = queue.breaker.state(clock_.now_wall_ms());
+  figures.paused = queue.config.paused;
   report_breaker(std::string(queue_name), queue);
   return figures;
 }

@@ -78,10 +78,31 @@ struct TransitionNote {
 struct HandOut {
   std::string tx_id;
   uint32_t attempt = 0;
-  uint32_t deliveries = 0;  // hand-outs of this request, this one included
+  uint32_t handouts = 0;  // hand-outs of this request, this one included
   std::string payload;
+  std::string queue;  // the queue it came from (several may be asked at once)
 };
 
+// Which dead letters a bulk REDRIVE_ALL or RESOLVE_ALL changes: those whose
+// tx_id starts with tx_prefix and whose last failed delivery's reason is
+// last_error; an empty field matches every letter.
+struct LetterFilter {
+  std::string tx_prefix;
+  std::string last_error;
+
+  bool matches(const storage::DeadLetter& letter) const;
+};
+
+// A bulk command changes at most this many transactions (its limit), and
+// kBulkLimitDefault when the caller names none: one command stays one
+// bounded group of batches, and an operator who wants more sends it again.
+inline constexpr size_t kBulkLimitDefault = 100;
+inline constexpr size_t kBulkLimitMax = 10'000;
+static_assert(kBulkLimitDefault <= kBulkLimitMax);
+
+// The most queues one RESERVE may name: enough for a dispatcher serving a
+// few services, small enough that trying each costs nothing.
+inline constexpr size_t kReserveQueuesMax = 16;
 // Ready sequence numbers are reserved on disk (meta "ready_seq_reserved") a
 // block at a time, in the batch of the transition that first needs the next
 // block, so that start-up knows a number above every one in use without
@@ -209,6 +230,41 @@ class Engine {
   [[nodiscard]] Result<TxReply> resolve(std::string_view tx_id, storage::TxState terminal,
                                         std::string_view reason);
   [[nodiscard]] Result<TxReply> redrive(std::string_view queue, std::string_view tx_id);
+  // Queue administration (engine_admin.cc), for the protocol and for any
+  // other front end (an HTTP API) on the engine thread.
+  //
+  // pause/resume set the queue's persisted `paused` flag (written even when
+  // it already had that value, so that the caller's reply waits for a
+  // durable state). A paused queue hands nothing out; everything else goes
+  // on. resume wakes the queue's waiting RESERVEs. Storage errors come back
+  // with nothing changed.
+  [[nodiscard]] Status pause(std::string_view queue);
+  [[nodiscard]] Status resume(std::string_view queue);
+  bool paused(std::string_view queue) { return queue_state(queue).config.paused; }
+  // Extends the lease `conn` holds on the request of `attempt` to the
+  // queue's lease from now: kOk with the summary. kStale (nothing changes)
+  // when that lease is not held by conn for that attempt; kNotFound for an
+  // unknown transaction. Touches nothing on disk.
+  [[nodiscard]] Result<TxReply> touch(uint64_t conn, std::string_view tx_id, uint32_t attempt);
+  // RESERVE over several queues: tries queues[(start + i) % n] for i = 0..n-1
+  // and hands out the first request found (HandOut::queue says from which);
+  // paused queues are skipped. The caller rotates `start` for fairness.
+  // Requires: queues not empty.
+  [[nodiscard]] Result<std::optional<HandOut>> reserve_any(const std::vector<std::string>& queues,
+                                                           uint64_t conn, size_t start);
+  // Redrives (resolves to `terminal`) up to `limit` of the queue's dead
+  // letters that match `filter`, in tx_id order; returns how many changed.
+  // Each change is its own transition and batch (cause REDRIVE_ALL or
+  // RESOLVE_ALL). On a storage error the transitions before it stay.
+  // Requires: 1 <= limit <= kBulkLimitMax; terminal is terminal.
+  [[nodiscard]] Result<size_t> redrive_all(std::string_view queue, const LetterFilter& filter,
+                                           size_t limit);
+  [[nodiscard]] Result<size_t> resolve_all(std::string_view queue, const LetterFilter& filter,
+                                           storage::TxState terminal, std::string_view reason,
+                                           size_t limit);
+  // The transaction's payload; nullopt for an unknown transaction.
+  [[nodiscard]] Result<std::optional<std::string>> get_payload(std::string_view tx_id);
+
   // The record as clients see it: a retry that waits_for_its_instant shows
   // that instant as next_fire_at.
   [[nodiscard]] Result<std::optional<storage::TxRecord>> get(std::string_view tx_id);
@@ -269,6 +325,7 @@ class Engine {
     uint64_t handed_out = 0;  // requests RESERVE handed out since start
     int64_t oldest_ready_at_ms = 0;
     Breaker::State breaker = Breaker::State::kClosed;
+    bool paused = false;
   };
   QueueFigures queue_figures(std::string_view queue);
   // A request leased to a dispatcher, as the HTTP API lists it.
@@ -358,6 +415,11 @@ class Engine {
   Status end_delivery(const std::string& tx_id, uint32_t attempt, int64_t delay_ms,
                       std::string_view reason, Result<TxReply>* reply, int64_t lease_end_ms = 0);
   Status load_ready_seq();
+  Status set_paused(std::string_view queue, bool paused);
+  // Up to `limit` tx_ids of the queue's dead letters that match `filter`.
+  Status matching_letters(std::string_view queue, const LetterFilter& filter, size_t limit,
+                          std::vector<std::string>* tx_ids);
+  Result<TxReply> redrive_one(std::string_view queue, std::string_view tx_id, const char* cause);
   void apply_repairs(const std::vector<Violation>& repaired);
 
   storage::Store& store_;

@@ -121,6 +121,11 @@ void Engine::declare_figures(Figures& figures) {
             {.name = "breaker_open", .help = "1 while a queue's circuit breaker is not closed."},
             [](const QueueFigures& q) { return q.breaker == Breaker::State::kClosed ? 0.0 : 1.0; });
   per_queue(figures, *this,
+            {.name = "queue_paused",
+             .help = "1 while a queue is paused (PAUSE): it hands nothing out.",
+             .stats_each = "paused.{}"},
+            [](const QueueFigures& q) { return q.paused ? 1.0 : 0.0; });
+  per_queue(figures, *this,
             {.name = "oldest_ready_age_seconds",
              .help = "How long the oldest ready request of each queue has waited."},
             [this](const QueueFigures& q) {

@@ -6,6 +6,7 @@
 #include <asio.hpp>
 #include <charconv>
 
+#include "clients/cpp/client_line.h"
 #include "net/wire/tokens.h"
 
 namespace tarde::client {
@@ -13,6 +14,7 @@ namespace tarde::client {
 using client_detail::bad_reply;
 using client_detail::is_summary_kind;
 using client_detail::kind_of;
+using client_detail::number_text;
 using client_detail::parse_list;
 using client_detail::split_tokens;
 using client_detail::to_number;
@@ -48,11 +50,6 @@ std::optional<std::string> flag01(const std::optional<bool>& v) {
   return *v ? "1" : "0";
 }
 
-std::optional<std::string> number_text(const std::optional<uint64_t>& v) {
-  if (!v) return std::nullopt;
-  return std::to_string(*v);
-}
-
 // The extra time a RESERVE line's wait= lets the server take before replying.
 std::chrono::milliseconds wait_allowance(std::string_view line) {
   const std::vector<std::string_view> tokens = split_tokens(line);
@@ -64,48 +61,28 @@ std::chrono::milliseconds wait_allowance(std::string_view line) {
   }
   return std::chrono::milliseconds(0);
 }
+
+// Whether a line asks for payloads after its reply lines (GET or
+// DEADLETTERS with payload=1), so that the reply can be framed.
+bool asks_payloads(std::string_view line) {
+  const std::vector<std::string_view> tokens = split_tokens(line);
+  if (tokens.empty() || (tokens[0] != "GET" && tokens[0] != "DEADLETTERS")) return false;
+  for (size_t i = 2; i < tokens.size(); ++i) {
+    if (tokens[i] == "payload=1") return true;
+  }
+  return false;
+}
+
+// The payload_bytes=N of a TX or LETTER line.
+std::optional<size_t> payload_bytes_of(std::string_view line) {
+  for (std::string_view token : split_tokens(line)) {
+    if (token.substr(0, 14) != "payload_bytes=") continue;
+    size_t bytes = 0;
+    if (to_number(token.substr(14), &bytes)) return bytes;
+  }
+  return std::nullopt;
+}
 }  // namespace
-
-// A request line under construction. Each token is checked so that it cannot
-// break the framing (tx_id and queue fully, as the server would); the first
-// refusal sticks and is reported, in the shape of an ERR, when the line is
-// sent.
-class Client::Line {
- public:
-  explicit Line(std::string_view verb) : text_(verb) {}
-  Line& queue(std::string_view queue) { return checked(net::parse_queue(queue)); }
-  Line& tx(std::string_view tx_id) { return checked(net::parse_tx_id(tx_id)); }
-  Line& word(std::string_view token, std::string_view name = "argument") {
-    bool safe = !token.empty() && token.size() < net::kLineBytesMax;
-    for (char c : token) safe = safe && c > 0x20 && c < 0x7F;
-    if (!safe && status_.is_ok()) {
-      status_ = Status::invalid_argument("BAD_ARGUMENT " + std::string(name) +
-                                         " must be printable ASCII without spaces, got " +
-                                         quote_token(token));
-    }
-    text_ += ' ';
-    text_ += token;
-    return *this;
-  }
-  Line& option(std::string_view name, const std::optional<std::string>& value) {
-    return value ? word(std::string(name) + "=" + *value, name) : *this;
-  }
-  const Status& status() const { return status_; }
-  const std::string& text() const { return text_; }
-
- private:
-  Line& checked(const Result<std::string>& parsed) {
-    if (!parsed.is_ok() && status_.is_ok()) {
-      status_ = Status::invalid_argument("BAD_ARGUMENT " + parsed.status().message());
-    }
-    text_ += ' ';
-    text_ += parsed.is_ok() ? parsed.value() : std::string("?");
-    return *this;
-  }
-
-  std::string text_;
-  Status status_;
-};
 
 // ---- the connection ----
 
@@ -224,20 +201,34 @@ Result<std::string> Client::read_exact(size_t bytes, Clock::time_point deadline)
   return out;
 }
 
-Status Client::read_body(Reply* reply, Clock::time_point deadline) {
+// `bytes` of payload and its CRLF, as REQUEST, TX and LETTER carry them;
+// the framed bytes are appended to `text`.
+Result<std::string> Client::read_payload(size_t bytes, Clock::time_point deadline) {
+  if (bytes > kPayloadBytesMax) return fail(Status::corruption("a payload is too large"));
+  auto payload = read_exact(bytes + 2, deadline);
+  if (!payload.is_ok()) return payload.status();
+  if (payload.value().substr(bytes) != "\r\n") {
+    return fail(Status::corruption("a payload is not followed by CRLF"));
+  }
+  return payload;
+}
+
+Status Client::read_body(Reply* reply, bool payloads, Clock::time_point deadline) {
   const std::vector<std::string_view> t = split_tokens(reply->head);
+  std::optional<size_t> bytes;
   if (reply->kind == ReplyKind::kRequest) {
-    size_t bytes = 0;
-    if (t.size() != 6 || !to_number(t[5], &bytes) || bytes > kPayloadBytesMax) {
-      return fail(bad_reply("REQUEST line", reply->head));
-    }
-    auto payload = read_exact(bytes + 2, deadline);
+    size_t n = 0;
+    if (t.size() != 6 || !to_number(t[5], &n)) return fail(bad_reply("REQUEST line", reply->head));
+    bytes = n;
+  } else if (reply->kind == ReplyKind::kTx && payloads) {
+    bytes = payload_bytes_of(reply->head);
+    if (!bytes) return fail(bad_reply("TX line", reply->head));
+  }
+  if (bytes) {
+    auto payload = read_payload(*bytes, deadline);
     if (!payload.is_ok()) return payload.status();
-    if (payload.value().substr(bytes) != "\r\n") {
-      return fail(Status::corruption("a REQUEST payload is not followed by CRLF"));
-    }
     reply->text += payload.value();
-    reply->payload = payload.value().substr(0, bytes);
+    reply->payload = payload.value().substr(0, *bytes);
     return Status::ok();
   }
   const bool listing = reply->kind == ReplyKind::kEvents || reply->kind == ReplyKind::kLetters ||
@@ -252,6 +243,13 @@ Status Client::read_body(Reply* reply, Clock::time_point deadline) {
     if (!line.is_ok()) return line.status();
     reply->text += line.value();
     reply->body.push_back(strip_eol(std::move(line).value()));
+    if (!payloads || reply->kind != ReplyKind::kLetters) continue;
+    const std::optional<size_t> n = payload_bytes_of(reply->body.back());
+    if (!n) return fail(bad_reply("LETTER line", reply->body.back()));
+    auto payload = read_payload(*n, deadline);
+    if (!payload.is_ok()) return payload.status();
+    reply->text += payload.value();
+    reply->payloads.push_back(payload.value().substr(0, *n));
   }
   return Status::ok();
 }
@@ -275,21 +273,21 @@ Status Client::send_only(std::string_view line, std::optional<std::string_view> 
   Completion c;
   asio::async_write(transport_->socket, asio::buffer(bytes), c.handler());
   TARDE_RETURN_IF_ERROR(finish(c, Clock::now() + options_.timeout, "send a request"));
-  waits_.push_back(wait_allowance(line));
+  waits_.push_back(Awaited{wait_allowance(line), asks_payloads(line)});
   return Status::ok();
 }
 
 Result<Reply> Client::read_reply() {
   if (waits_.empty()) return Status::invalid_argument("BAD_COMMAND no request awaits a reply");
   if (!transport_->socket.is_open()) return fail(Status::io_error("not connected"));
-  const auto deadline = Clock::now() + options_.timeout + waits_.front();
+  const auto deadline = Clock::now() + options_.timeout + waits_.front().wait;
   auto head = read_line(deadline);
   if (!head.is_ok()) return head.status();
   Reply reply;
   reply.text = head.value();
   reply.head = strip_eol(std::move(head).value());
   reply.kind = kind_of(reply.head.substr(0, reply.head.find(' ')));
-  TARDE_RETURN_IF_ERROR(read_body(&reply, deadline));
+  TARDE_RETURN_IF_ERROR(read_body(&reply, waits_.front().payloads, deadline));
   waits_.pop_front();
   if (reply.kind == ReplyKind::kErr) {
     const size_t code_end = std::min(reply.head.find(' ', 4), reply.head.size());
@@ -346,6 +344,10 @@ Result<std::optional<ReservedRequest>> Client::reserve(std::string_view queue,
   Line line("RESERVE");
   line.queue(queue);
   if (wait.count() > 0) line.option("wait", std::to_string(wait.count()) + "ms");
+  return reserve_line(line);
+}
+
+Result<std::optional<ReservedRequest>> Client::reserve_line(const Line& line) {
   auto reply = typed_call(line);
   if (!reply.is_ok()) return reply.status();
   if (reply.value().kind == ReplyKind::kEmpty) return std::optional<ReservedRequest>();
@@ -406,10 +408,22 @@ Result<std::vector<TxEvent>> Client::history(std::string_view tx_id,
 }
 
 Result<std::vector<DeadLetterInfo>> Client::deadletters(std::string_view queue,
-                                                        std::optional<uint64_t> limit) {
-  auto reply = typed_call(Line("DEADLETTERS").queue(queue).option("limit", number_text(limit)));
+                                                        std::optional<uint64_t> limit,
+                                                        bool with_payload) {
+  Line line("DEADLETTERS");
+  line.queue(queue).option("limit", number_text(limit));
+  if (with_payload) line.option("payload", std::string("1"));
+  auto reply = typed_call(line);
   if (!reply.is_ok()) return reply.status();
-  return parse_list<DeadLetterInfo>(reply.value(), ReplyKind::kLetters, parse_letter);
+  auto letters = parse_list<DeadLetterInfo>(reply.value(), ReplyKind::kLetters, parse_letter);
+  if (!letters.is_ok() || !with_payload) return letters;
+  if (reply.value().payloads.size() != letters.value().size()) {
+    return bad_reply("LETTERS reply", reply.value().head);
+  }
+  for (size_t i = 0; i < letters.value().size(); ++i) {
+    letters.value()[i].payload = reply.value().payloads[i];
+  }
+  return letters;
 }
 
 Result<QueueSettings> Client::config(

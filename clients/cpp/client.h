@@ -67,6 +67,14 @@ struct RespondOptions {
 // The terminal state RESOLVE sets.
 enum class Terminal { kSucceeded, kFailed };
 
+// Which dead letters redrive_all and resolve_all change (PROTOCOL.md
+// "REDRIVE_ALL"); unset fields are not sent (the server's default limit is 100).
+struct LetterFilter {
+  std::optional<std::string> prefix;      // the tx_id starts with it
+  std::optional<std::string> last_error;  // the last failed delivery's reason
+  std::optional<uint64_t> limit;          // 1-10000
+};
+
 // How a Client connects and how long it waits.
 struct ClientOptions {
   // Bounds the connect and each wait for a reply (a RESERVE's own wait= is
@@ -108,17 +116,39 @@ class Client {
   Result<Summary> resolve(std::string_view tx_id, Terminal terminal,
                           std::optional<std::string> reason = {});
   Result<Summary> redrive(std::string_view queue, std::string_view tx_id);
+  // TOUCH: extends the lease this connection holds (OK), or STALE.
+  Result<Summary> touch(std::string_view tx_id, uint32_t attempt);
+
+  // Queue administration. pause/resume are idempotent. redrive_all and
+  // resolve_all return how many dead letters they changed.
+  Status pause(std::string_view queue);
+  Status resume(std::string_view queue);
+  Result<uint64_t> redrive_all(std::string_view queue, const LetterFilter& filter = {});
+  Result<uint64_t> resolve_all(std::string_view queue, Terminal terminal,
+                               const LetterFilter& filter = {},
+                               std::optional<std::string> reason = {});
 
   // A request, or nullopt for EMPTY. A nonzero wait is sent as wait=<ms>ms
   // and added to the reply timeout.
   Result<std::optional<ReservedRequest>> reserve(
       std::string_view queue, std::chrono::milliseconds wait = std::chrono::milliseconds(0));
+  // RESERVE over several queues (1-16): the server rotates which it tries
+  // first on each call of this connection. The reply does not name the
+  // queue; get() does.
+  Result<std::optional<ReservedRequest>> reserve_any(
+      const std::vector<std::string>& queues,
+      std::chrono::milliseconds wait = std::chrono::milliseconds(0));
 
   // not_found when the server answers NOT_FOUND.
   Result<TxInfo> get(std::string_view tx_id);
+  // GET payload=1: the TxInfo with its payload set.
+  Result<TxInfo> get_payload(std::string_view tx_id);
   Result<std::vector<TxEvent>> history(std::string_view tx_id, std::optional<uint64_t> limit = {});
+  // With with_payload, each letter's payload is read too (the server stops
+  // a listing before 8 MiB of payloads).
   Result<std::vector<DeadLetterInfo>> deadletters(std::string_view queue,
-                                                  std::optional<uint64_t> limit = {});
+                                                  std::optional<uint64_t> limit = {},
+                                                  bool with_payload = false);
 
   // Sets the given name=value settings (none: just reads) and returns them all.
   Result<QueueSettings> config(
@@ -167,7 +197,9 @@ class Client {
   Status expect_call(const Line& line, ReplyKind kind);
   Result<std::string> read_line(std::chrono::steady_clock::time_point deadline);
   Result<std::string> read_exact(size_t bytes, std::chrono::steady_clock::time_point deadline);
-  Status read_body(Reply* reply, std::chrono::steady_clock::time_point deadline);
+  Status read_body(Reply* reply, bool payloads, std::chrono::steady_clock::time_point deadline);
+  Result<std::string> read_payload(size_t bytes, std::chrono::steady_clock::time_point deadline);
+  Result<std::optional<ReservedRequest>> reserve_line(const Line& line);
   // Runs the io_context until the started operation sets `done` or the
   // deadline passes; false on timeout (the socket is then closed).
   bool run_until(const bool& done, std::chrono::steady_clock::time_point deadline);
@@ -182,7 +214,13 @@ class Client {
   std::unique_ptr<Transport> transport_;
   std::string input_;  // bytes read; those before input_start_ are consumed
   size_t input_start_ = 0;
-  std::deque<std::chrono::milliseconds> waits_;  // per unread reply: its extra wait
+  // Per unread reply: its extra wait, and whether payloads follow its lines
+  // (a GET or DEADLETTERS sent with payload=1).
+  struct Awaited {
+    std::chrono::milliseconds wait{0};
+    bool payloads = false;
+  };
+  std::deque<Awaited> waits_;
 };
 
 }  // namespace tarde::client

@@ -7,7 +7,7 @@
 namespace tarde::client {
 namespace client_detail {
 
-constexpr std::array<std::pair<std::string_view, ReplyKind>, 18> kKinds = {{
+constexpr std::array<std::pair<std::string_view, ReplyKind>, 22> kKinds = {{
     {"CREATED", ReplyKind::kCreated},
     {"EXISTS", ReplyKind::kExists},
     {"OK", ReplyKind::kOk},
@@ -25,6 +25,10 @@ constexpr std::array<std::pair<std::string_view, ReplyKind>, 18> kKinds = {{
     {"PONG", ReplyKind::kPong},
     {"BYE", ReplyKind::kBye},
     {"BACKUP", ReplyKind::kBackup},
+    {"PAUSED", ReplyKind::kPaused},
+    {"RESUMED", ReplyKind::kResumed},
+    {"REDRIVEN", ReplyKind::kRedriven},
+    {"RESOLVED", ReplyKind::kResolved},
     {"ERR", ReplyKind::kErr},
 }};
 
@@ -140,6 +144,17 @@ class Fields {
       *out = value;
     }
   }
+  // A field renamed since: the new name, else the old one.
+  template <typename T>
+  void num_renamed(std::string_view name, std::string_view old_name, T* out) {
+    num(has(name) ? name : old_name, out);
+  }
+  bool has(std::string_view name) const {
+    for (const auto& [n, v] : pairs_) {
+      if (n == name) return true;
+    }
+    return false;
+  }
   Status status(std::string_view what) const { return ok_ ? Status::ok() : bad_reply(what, line_); }
   const std::vector<std::pair<std::string_view, std::string_view>>& pairs() const { return pairs_; }
 
@@ -227,7 +242,7 @@ Result<TxInfo> parse_tx_info(std::string_view line) {
   f.num("deadline_at", &tx.deadline_at_ms);
   f.num("created_at", &tx.created_at_ms);
   f.num("updated_at", &tx.updated_at_ms);
-  f.num("deliveries", &tx.deliveries);
+  f.num_renamed("failed_deliveries", "deliveries", &tx.failed_deliveries);
   f.num("transients", &tx.transients);
   f.str("reason", &tx.reason);
   f.num("payload_bytes", &tx.payload_bytes);
@@ -277,9 +292,10 @@ Result<DeadLetterInfo> parse_letter(std::string_view line) {
   f.str("tx", &l.tx_id);
   f.num("attempt", &l.attempt);
   f.str("key", &l.key);
-  f.num("deliveries", &l.deliveries);
+  f.num_renamed("failed_deliveries", "deliveries", &l.failed_deliveries);
   f.num("buried_at", &l.buried_at_ms);
   f.str("last_error", &l.last_error);
+  f.optional_num("payload_bytes", &l.payload_bytes);
   TARDE_RETURN_IF_ERROR(f.status("LETTER line"));
   return l;
 }
@@ -288,7 +304,7 @@ Result<ReservedRequest> parse_request(const Reply& reply) {
   const std::vector<std::string_view> t = split_tokens(reply.head);
   ReservedRequest r;
   if (reply.kind != ReplyKind::kRequest || t.size() != 6 || !reply.payload ||
-      !to_number(t[2], &r.attempt) || !to_number(t[4], &r.deliveries)) {
+      !to_number(t[2], &r.attempt) || !to_number(t[4], &r.handouts)) {
     return bad_reply("REQUEST reply", reply.head);
   }
   r.tx_id = t[1];

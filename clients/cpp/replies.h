@@ -35,6 +35,10 @@ enum class ReplyKind {
   kPong,
   kBye,
   kBackup,
+  kPaused,    // `PAUSED <queue>`
+  kResumed,   // `RESUMED <queue>`
+  kRedriven,  // `REDRIVEN <n>`
+  kResolved,  // `RESOLVED <n>`
   kErr,
   kOther,  // a word this client does not know (a newer server)
 };
@@ -46,12 +50,15 @@ const char* reply_kind_name(ReplyKind kind);
 // framing the client had to understand to find its end. A plain value.
 struct Reply {
   ReplyKind kind = ReplyKind::kOther;
-  std::string text;                    // verbatim: every line with its CRLF, payload included
-  std::string head;                    // the first line without its CRLF
-  std::vector<std::string> body;       // EVENTS/LETTERS/STATS lines without CRLF
-  std::optional<std::string> payload;  // REQUEST only
-  std::string error_code;              // kErr only: "BAD_ARGUMENT", ...
-  std::string error_message;           // kErr only
+  std::string text;               // verbatim: every line with its CRLF, payload included
+  std::string head;               // the first line without its CRLF
+  std::vector<std::string> body;  // EVENTS/LETTERS/STATS lines without CRLF
+  // REQUEST, and a TX line asked for with payload=1.
+  std::optional<std::string> payload;
+  // LETTERS asked for with payload=1: one payload per body line.
+  std::vector<std::string> payloads;
+  std::string error_code;     // kErr only: "BAD_ARGUMENT", ...
+  std::string error_message;  // kErr only
 };
 
 // The transaction state most replies carry (PROTOCOL.md "The summary"):
@@ -71,7 +78,7 @@ struct ReservedRequest {
   std::string tx_id;
   uint32_t attempt = 0;
   std::string idempotency_key;  // `<tx_id>#<attempt>`
-  uint32_t deliveries = 0;
+  uint32_t handouts = 0;        // hand-outs of this request, this one included
   std::string payload;
 };
 
@@ -87,10 +94,13 @@ struct TxInfo {
   int64_t deadline_at_ms = 0;
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
-  uint32_t deliveries = 0;
+  // Hand-outs of the current request that ended without SENT or an answer
+  // (older servers call the field `deliveries`).
+  uint32_t failed_deliveries = 0;
   uint32_t transients = 0;
   std::string reason;  // empty when the server sent "-"
   uint64_t payload_bytes = 0;
+  std::optional<std::string> payload;  // get_payload() only
   // Every name=value of the line in order, including any this client does
   // not know, so that a newer server's fields are not lost.
   std::vector<std::pair<std::string, std::string>> fields;
@@ -124,9 +134,11 @@ struct DeadLetterInfo {
   std::string tx_id;
   uint32_t attempt = 0;
   std::string key;
-  uint32_t deliveries = 0;
+  uint32_t failed_deliveries = 0;  // older servers: `deliveries`
   int64_t buried_at_ms = 0;
-  std::string last_error;  // empty when "-"
+  std::string last_error;              // empty when "-"
+  uint64_t payload_bytes = 0;          // 0 from servers that do not show it
+  std::optional<std::string> payload;  // deadletters(..., with_payload) only
 };
 
 // A queue's settings as CONFIG returns them, in the server's order.

@@ -44,7 +44,8 @@ export interface Request {
   txId: string;
   attempt: number;
   key: string;
-  deliveries: number;
+  /** Hand-outs of this request, this one included. */
+  handouts: number;
   payload: Buffer;
 }
 
@@ -60,11 +61,14 @@ export interface Transaction {
   deadlineAt: number;
   createdAt: number;
   updatedAt: number;
-  deliveries: number;
+  /** Hand-outs of the current request that failed (older servers' `deliveries`). */
+  failedDeliveries: number;
   transients: number;
   reason: string | null;
   payloadBytes: number;
-  [field: string]: string | number | null;
+  /** With `get(txId, { payload: true })` only. */
+  payload?: Buffer;
+  [field: string]: string | number | null | Buffer | undefined;
 }
 
 /**
@@ -95,10 +99,22 @@ export interface DeadLetter {
   txId: string;
   attempt: number;
   key: string;
-  deliveries: number;
+  /** Older servers' `deliveries`. */
+  failedDeliveries: number;
   buriedAt: number;
   lastError: string;
-  [field: string]: string | number | null;
+  /** 0 is not shown by servers before the field existed: then absent. */
+  payloadBytes?: number;
+  /** With `deadletters(queue, { payload: true })` only. */
+  payload?: Buffer;
+  [field: string]: string | number | null | Buffer | undefined;
+}
+
+/** Which dead letters `redriveAll` and `resolveAll` change; limit 1-10000 (server default 100). */
+export interface LetterFilter {
+  prefix?: string;
+  lastError?: string;
+  limit?: number;
 }
 
 /** CONFIG reply: every setting of the queue, camelCase; durations in ms. */
@@ -190,6 +206,8 @@ export interface Frame {
   tokens: string[];
   payload?: Buffer | null;
   lines?: string[];
+  /** LETTERS read with payload=1: one per line. */
+  payloads?: Buffer[];
   count?: number;
 }
 
@@ -207,8 +225,21 @@ export class Client extends EventEmitter {
   readonly pendingCount: number;
 
   enqueue(queue: string, txId: string, payload?: Payload, options?: EnqueueOptions): Promise<Summary>;
-  /** null when nothing is ready (EMPTY), after `wait` if given. */
-  reserve(queue: string, options?: { wait?: Duration }): Promise<Request | null>;
+  /**
+   * null when nothing is ready (EMPTY), after `wait` if given. With an array
+   * of up to 16 queues, from whichever has work (the server rotates which it
+   * tries first on each call); paused queues are skipped.
+   */
+  reserve(queue: string | string[], options?: { wait?: Duration }): Promise<Request | null>;
+  /** Extends the lease this connection holds (status OK), else STALE. */
+  touch(txId: string, attempt: number): Promise<Result>;
+  /** The queue hands nothing out until resume(); idempotent. */
+  pause(queue: string): Promise<'PAUSED'>;
+  resume(queue: string): Promise<'RESUMED'>;
+  /** How many dead letters were redriven. */
+  redriveAll(queue: string, filter?: LetterFilter): Promise<number>;
+  /** How many dead letters' transactions were ended. */
+  resolveAll(queue: string, outcome: Resolution, options?: LetterFilter & { reason?: string }): Promise<number>;
   sent(txId: string, attempt: number): Promise<Result>;
   release(txId: string, attempt: number, options?: { delay?: Duration; reason?: string }): Promise<Result>;
   respond(
@@ -219,10 +250,10 @@ export class Client extends EventEmitter {
   ): Promise<Result>;
   resolve(txId: string, outcome: Resolution, options?: { reason?: string }): Promise<Result>;
   /** null for an unknown transaction (NOT_FOUND). */
-  get(txId: string): Promise<Transaction | null>;
+  get(txId: string, options?: { payload?: boolean }): Promise<Transaction | null>;
   /** null for an unknown transaction (NOT_FOUND). */
   history(txId: string, options?: { limit?: number }): Promise<HistoryEvent[] | null>;
-  deadletters(queue: string, options?: { limit?: number }): Promise<DeadLetter[]>;
+  deadletters(queue: string, options?: { limit?: number; payload?: boolean }): Promise<DeadLetter[]>;
   redrive(queue: string, txId: string): Promise<Result>;
   config(queue: string, settings?: QueueSettings): Promise<QueueConfig>;
   stats(): Promise<Record<string, number>>;

@@ -17,6 +17,10 @@ using Handler = Action (*)(CommandContext&, const Command&);
 // fewer, so one command cannot build an unbounded reply.
 constexpr uint64_t kListLimitMax = 100'000;
 constexpr uint64_t kDeadLettersDefaultLimit = 1000;
+// DEADLETTERS payload=1 stops before the letter that would take the
+// payloads of one reply past this (it always holds one): a thousand
+// letters of 1 MiB would otherwise make one reply of a gigabyte.
+constexpr size_t kLetterPayloadBytesMax = 8 << 20;
 
 Action reply(std::string text) {
   Action action;
@@ -85,21 +89,70 @@ Action handle_enqueue(CommandContext& ctx, const Command& command) {
   return tx_result(ctx.engine->enqueue(e));
 }
 
+// `q1,q2,...`: up to kReserveQueuesMax distinct queue names.
+Result<std::vector<std::string>> parse_queue_list(std::string_view token) {
+  std::vector<std::string> queues;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = token.find(',', start);
+    const std::string_view name = token.substr(start, comma - start);
+    auto queue = parse_queue(name);
+    if (!queue.is_ok()) return queue.status();
+    if (std::find(queues.begin(), queues.end(), queue.value()) != queues.end()) {
+      return Status::invalid_argument("queue " + quote_token(name) + " is named twice");
+    }
+    if (queues.size() == engine::kReserveQueuesMax) {
+      return Status::invalid_argument("RESERVE names at most " +
+                                      std::to_string(engine::kReserveQueuesMax) + " queues");
+    }
+    queues.push_back(queue.value());
+    if (comma == std::string_view::npos) return queues;
+    start = comma + 1;
+  }
+}
+
 Action handle_reserve(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 1, "wait");
-  TARDE_PARSE(queue, parse_queue(args.positional[0]));
+  TARDE_PARSE(queues, parse_queue_list(args.positional[0]));
   int64_t wait_ms = 0;
   if (auto wait = args.option("wait")) {
     TARDE_PARSE(parsed, parse_duration_ms(*wait, "wait"));
     wait_ms = parsed.value();
   }
-  if (auto got = try_reserve(ctx, queue.value())) return reply(std::move(*got));
+  const size_t start = ctx.reserve_turn % queues.value().size();
+  if (queues.value().size() > 1) ctx.reserve_turn += 1;
+  auto got = ctx.engine->reserve_any(queues.value(), ctx.conn_id, start);
+  if (!got.is_ok()) return status_error(got.status());
+  if (got.value()) return reply(hand_out_reply(*got.value()));
   if (wait_ms == 0) return reply(empty_reply());
   Action action;
   action.kind = Action::Kind::kWait;
-  action.wait_queue = queue.value();
+  action.wait_queues = std::move(queues).value();
   action.wait_ms = wait_ms;
   return action;
+}
+
+Action handle_touch(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 2);
+  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(attempt, parse_attempt(args.positional[1]));
+  return tx_result(ctx.engine->touch(ctx.conn_id, tx_id.value(), attempt.value()));
+}
+
+Action handle_pause(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 1);
+  TARDE_PARSE(queue, parse_queue(args.positional[0]));
+  Status status = ctx.engine->pause(queue.value());
+  if (!status.is_ok()) return status_error(status);
+  return reply(paused_reply(queue.value(), true));
+}
+
+Action handle_resume(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 1);
+  TARDE_PARSE(queue, parse_queue(args.positional[0]));
+  Status status = ctx.engine->resume(queue.value());
+  if (!status.is_ok()) return status_error(status);
+  return reply(paused_reply(queue.value(), false));
 }
 
 Action handle_sent(CommandContext& ctx, const Command& command) {
@@ -159,33 +212,40 @@ Action handle_respond(CommandContext& ctx, const Command& command) {
       ctx.engine->respond(tx_id.value(), attempt.value(), *answer, reason, retry_after_ms));
 }
 
+Result<storage::TxState> parse_terminal(std::string_view word) {
+  if (word == "SUCCEEDED") return storage::TxState::kSucceeded;
+  if (word == "FAILED") return storage::TxState::kFailed;
+  return Status::invalid_argument("state must be SUCCEEDED or FAILED, got " + quote_token(word));
+}
+
+Result<std::string> parse_optional_reason(const ParsedArgs& args, std::string_view name) {
+  auto why = args.option(name);
+  if (!why) return std::string();
+  return parse_reason(*why, name);
+}
+
 Action handle_resolve(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 2, "reason");
   TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
-  storage::TxState terminal;
-  if (args.positional[1] == "SUCCEEDED") {
-    terminal = storage::TxState::kSucceeded;
-  } else if (args.positional[1] == "FAILED") {
-    terminal = storage::TxState::kFailed;
-  } else {
-    return error(ErrorCode::kBadArgument,
-                 "state must be SUCCEEDED or FAILED, got " + quote_token(args.positional[1]));
-  }
-  std::string reason;
-  if (auto why = args.option("reason")) {
-    TARDE_PARSE(parsed, parse_reason(*why));
-    reason = parsed.value();
-  }
-  return tx_result(ctx.engine->resolve(tx_id.value(), terminal, reason));
+  TARDE_PARSE(terminal, parse_terminal(args.positional[1]));
+  TARDE_PARSE(reason, parse_optional_reason(args, "reason"));
+  return tx_result(ctx.engine->resolve(tx_id.value(), terminal.value(), reason.value()));
+}
+
+Result<bool> parse_payload_flag(const ParsedArgs& args) {
+  auto flag = args.option("payload");
+  if (!flag) return false;
+  return parse_bool01(*flag, "payload");
 }
 
 Action handle_get(CommandContext& ctx, const Command& command) {
-  TARDE_SPLIT(args, 1);
+  TARDE_SPLIT(args, 1, "payload");
   TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(with_payload, parse_payload_flag(args));
   auto found = ctx.engine->get(tx_id.value());
   if (!found.is_ok()) return status_error(found.status());
   if (!found.value()) return reply("NOT_FOUND " + tx_id.value() + "\r\n");
-  return reply(get_reply(*found.value()));
+  return reply(get_reply(*found.value(), with_payload.value()));
 }
 
 Result<uint64_t> parse_limit(const ParsedArgs& args, uint64_t fallback) {
@@ -207,14 +267,28 @@ Action handle_history(CommandContext& ctx, const Command& command) {
   return reply(events_reply(events));
 }
 
+// Keeps the letters whose payloads fit kLetterPayloadBytesMax (at least one).
+void bound_payloads(std::vector<storage::DeadLetter>* letters) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < letters->size(); ++i) {
+    bytes += (*letters)[i].payload.size();
+    if (i > 0 && bytes > kLetterPayloadBytesMax) {
+      letters->resize(i);
+      return;
+    }
+  }
+}
+
 Action handle_deadletters(CommandContext& ctx, const Command& command) {
-  TARDE_SPLIT(args, 1, "limit");
+  TARDE_SPLIT(args, 1, "limit", "payload");
   TARDE_PARSE(queue, parse_queue(args.positional[0]));
   TARDE_PARSE(limit, parse_limit(args, kDeadLettersDefaultLimit));
+  TARDE_PARSE(with_payload, parse_payload_flag(args));
   std::vector<storage::DeadLetter> letters;
   Status status = ctx.engine->dead_letters(queue.value(), limit.value(), &letters);
   if (!status.is_ok()) return status_error(status);
-  return reply(letters_reply(letters));
+  if (with_payload.value()) bound_payloads(&letters);
+  return reply(letters_reply(letters, with_payload.value()));
 }
 
 Action handle_redrive(CommandContext& ctx, const Command& command) {
@@ -222,6 +296,51 @@ Action handle_redrive(CommandContext& ctx, const Command& command) {
   TARDE_PARSE(queue, parse_queue(args.positional[0]));
   TARDE_PARSE(tx_id, parse_tx_id(args.positional[1]));
   return tx_result(ctx.engine->redrive(queue.value(), tx_id.value()));
+}
+
+// The filter and limit options shared by REDRIVE_ALL and RESOLVE_ALL.
+struct BulkArgs {
+  engine::LetterFilter filter;
+  size_t limit = engine::kBulkLimitDefault;
+};
+
+Result<BulkArgs> parse_bulk(const ParsedArgs& args) {
+  BulkArgs bulk;
+  if (auto prefix = args.option("prefix")) {
+    auto parsed = parse_tx_id(*prefix, "prefix");
+    if (!parsed.is_ok()) return parsed.status();
+    bulk.filter.tx_prefix = parsed.value();
+  }
+  auto last_error = parse_optional_reason(args, "last_error");
+  if (!last_error.is_ok()) return last_error.status();
+  bulk.filter.last_error = last_error.value();
+  if (auto limit = args.option("limit")) {
+    auto parsed = parse_uint(*limit, "limit", engine::kBulkLimitMax, 1);
+    if (!parsed.is_ok()) return parsed.status();
+    bulk.limit = parsed.value();
+  }
+  return bulk;
+}
+
+Action handle_redrive_all(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 1, "prefix", "last_error", "limit");
+  TARDE_PARSE(queue, parse_queue(args.positional[0]));
+  TARDE_PARSE(bulk, parse_bulk(args));
+  auto changed = ctx.engine->redrive_all(queue.value(), bulk.value().filter, bulk.value().limit);
+  if (!changed.is_ok()) return status_error(changed.status());
+  return reply(count_reply("REDRIVEN", changed.value()));
+}
+
+Action handle_resolve_all(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 2, "prefix", "last_error", "reason", "limit");
+  TARDE_PARSE(queue, parse_queue(args.positional[0]));
+  TARDE_PARSE(terminal, parse_terminal(args.positional[1]));
+  TARDE_PARSE(bulk, parse_bulk(args));
+  TARDE_PARSE(reason, parse_optional_reason(args, "reason"));
+  auto changed = ctx.engine->resolve_all(queue.value(), bulk.value().filter, terminal.value(),
+                                         reason.value(), bulk.value().limit);
+  if (!changed.is_ok()) return status_error(changed.status());
+  return reply(count_reply("RESOLVED", changed.value()));
 }
 
 Action handle_config(CommandContext& ctx, const Command& command) {
@@ -282,12 +401,28 @@ Action handle_quit(CommandContext&, const Command& command) {
 
 const std::map<std::string, Handler, std::less<>>& handlers() {
   static const std::map<std::string, Handler, std::less<>> table = {
-      {"ENQUEUE", handle_enqueue}, {"RESERVE", handle_reserve}, {"SENT", handle_sent},
-      {"RELEASE", handle_release}, {"RESPOND", handle_respond}, {"RESOLVE", handle_resolve},
-      {"GET", handle_get},         {"HISTORY", handle_history}, {"DEADLETTERS", handle_deadletters},
-      {"REDRIVE", handle_redrive}, {"CONFIG", handle_config},   {"STATS", handle_stats},
-      {"PING", handle_ping},       {"AUTH", handle_auth},       {"QUIT", handle_quit},
+      {"ENQUEUE", handle_enqueue},
+      {"RESERVE", handle_reserve},
+      {"SENT", handle_sent},
+      {"RELEASE", handle_release},
+      {"RESPOND", handle_respond},
+      {"RESOLVE", handle_resolve},
+      {"GET", handle_get},
+      {"HISTORY", handle_history},
+      {"DEADLETTERS", handle_deadletters},
+      {"REDRIVE", handle_redrive},
+      {"CONFIG", handle_config},
+      {"STATS", handle_stats},
+      {"PING", handle_ping},
+      {"AUTH", handle_auth},
+      {"QUIT", handle_quit},
       {"BACKUP", handle_backup},
+      // Queue administration.
+      {"TOUCH", handle_touch},
+      {"PAUSE", handle_pause},
+      {"RESUME", handle_resume},
+      {"REDRIVE_ALL", handle_redrive_all},
+      {"RESOLVE_ALL", handle_resolve_all},
   };
   return table;
 }
@@ -300,12 +435,16 @@ bool needs_auth(std::string_view verb) {
 
 std::string empty_reply() { return "EMPTY\r\n"; }
 
+std::string hand_out_reply(const engine::HandOut& hand_out) {
+  TARDE_CRASH_POINT("reserve.after_hand_out");
+  return request_reply(hand_out);
+}
+
 std::optional<std::string> try_reserve(CommandContext& ctx, const std::string& queue) {
   auto got = ctx.engine->reserve(queue, ctx.conn_id);
   if (!got.is_ok()) return status_error(got.status()).text;
   if (!got.value()) return std::nullopt;
-  TARDE_CRASH_POINT("reserve.after_hand_out");
-  return request_reply(*got.value());
+  return hand_out_reply(*got.value());
 }
 
 Action dispatch(CommandContext& ctx, const Command& command) {

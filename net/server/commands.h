@@ -23,6 +23,9 @@ struct CommandContext {
   const std::optional<std::string>* auth_token = nullptr;  // unset: no AUTH needed
   const Figures* figures = nullptr;                        // what STATS shows
   bool backups_enabled = false;                            // --backup-dir was given
+  // Advanced by each multi-queue RESERVE: the position in its list it starts
+  // at, so that consecutive calls start at each queue in turn (fairness).
+  uint64_t reserve_turn = 0;
 };
 
 // What a command asks the session to do next.
@@ -35,7 +38,7 @@ struct Action {
   Kind kind = Kind::kReply;
   std::string text;
   bool close_after = false;
-  std::string wait_queue;
+  std::vector<std::string> wait_queues;  // kWait: woken by the first with work
   int64_t wait_ms = 0;
 };
 
@@ -48,6 +51,9 @@ Action dispatch(CommandContext& ctx, const Command& command);
 // The reply to give when nothing at all is reservable before a RESERVE's wait
 // ran out.
 std::string empty_reply();
+
+// The REQUEST reply of a hand-out (and the crash point right after one).
+std::string hand_out_reply(const engine::HandOut& hand_out);
 
 // Runs RESERVE for a parked connection: a REQUEST reply, or nullopt when the
 // queue still has nothing. Storage errors become an `ERR INTERNAL` reply.

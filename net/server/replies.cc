@@ -61,25 +61,27 @@ std::string idempotency_key(std::string_view tx_id, uint32_t attempt) {
 
 std::string request_reply(const engine::HandOut& h) {
   std::string out = "REQUEST " + h.tx_id + ' ' + std::to_string(h.attempt) + ' ' +
-                    idempotency_key(h.tx_id, h.attempt) + ' ' + std::to_string(h.deliveries) + ' ' +
+                    idempotency_key(h.tx_id, h.attempt) + ' ' + std::to_string(h.handouts) + ' ' +
                     std::to_string(h.payload.size()) + "\r\n";
   out += h.payload;
   out += "\r\n";
   return out;
 }
 
-std::string get_reply(const storage::TxRecord& r) {
-  return "TX id=" + r.tx_id + " queue=" + r.queue + " state=" + storage::to_string(r.state) +
-         " attempt=" + std::to_string(r.attempt) +
-         " next_attempt=" + std::to_string(r.next_attempt) +
-         " max_attempts=" + std::to_string(r.policy.max_attempts) +
-         " next_fire_at=" + std::to_string(r.next_fire_at_ms) +
-         " deadline_at=" + std::to_string(r.deadline_at_ms) +
-         " created_at=" + std::to_string(r.created_at_ms) +
-         " updated_at=" + std::to_string(r.updated_at_ms) +
-         " deliveries=" + std::to_string(r.deliveries) +
-         " transients=" + std::to_string(r.transients) + " reason=" + reason_or_dash(r.reason) +
-         " payload_bytes=" + std::to_string(r.payload.size()) + "\r\n";
+std::string get_reply(const storage::TxRecord& r, bool with_payload) {
+  std::string out =
+      "TX id=" + r.tx_id + " queue=" + r.queue + " state=" + storage::to_string(r.state) +
+      " attempt=" + std::to_string(r.attempt) + " next_attempt=" + std::to_string(r.next_attempt) +
+      " max_attempts=" + std::to_string(r.policy.max_attempts) +
+      " next_fire_at=" + std::to_string(r.next_fire_at_ms) +
+      " deadline_at=" + std::to_string(r.deadline_at_ms) +
+      " created_at=" + std::to_string(r.created_at_ms) +
+      " updated_at=" + std::to_string(r.updated_at_ms) +
+      " failed_deliveries=" + std::to_string(r.deliveries) +
+      " transients=" + std::to_string(r.transients) + " reason=" + reason_or_dash(r.reason) +
+      " payload_bytes=" + std::to_string(r.payload.size()) + "\r\n";
+  if (with_payload) out += r.payload + "\r\n";
+  return out;
 }
 
 // The fields after `reason` came with EventRecord version 2; clients that
@@ -101,17 +103,27 @@ std::string events_reply(const std::vector<engine::HistoryEntry>& events) {
   return out;
 }
 
-std::string letters_reply(const std::vector<storage::DeadLetter>& letters) {
+std::string letters_reply(const std::vector<storage::DeadLetter>& letters, bool with_payload) {
   std::string out = "LETTERS " + std::to_string(letters.size()) + "\r\n";
   for (const storage::DeadLetter& l : letters) {
     const std::string last_error =
         l.failures.empty() ? "-" : reason_or_dash(l.failures.back().reason);
     out += "LETTER tx=" + l.tx_id + " attempt=" + std::to_string(l.attempt) +
            " key=" + idempotency_key(l.tx_id, l.attempt) +
-           " deliveries=" + std::to_string(l.deliveries) +
-           " buried_at=" + std::to_string(l.buried_at_ms) + " last_error=" + last_error + "\r\n";
+           " failed_deliveries=" + std::to_string(l.deliveries) +
+           " buried_at=" + std::to_string(l.buried_at_ms) + " last_error=" + last_error +
+           " payload_bytes=" + std::to_string(l.payload.size()) + "\r\n";
+    if (with_payload) out += l.payload + "\r\n";
   }
   return out;
+}
+
+std::string paused_reply(std::string_view queue, bool paused) {
+  return std::string(paused ? "PAUSED " : "RESUMED ") + std::string(queue) + "\r\n";
+}
+
+std::string count_reply(std::string_view word, size_t n) {
+  return std::string(word) + ' ' + std::to_string(n) + "\r\n";
 }
 
 std::string config_reply(std::string_view queue, const storage::QueueConfig& c) {

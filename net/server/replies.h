@@ -18,13 +18,20 @@ std::string error_reply(ErrorCode code, std::string_view message);
 // `<STATUS> <tx_id> <state> <attempt> <next_attempt> <next_fire_at>` or
 // `NOT_FOUND <tx_id>`.
 std::string tx_reply(const engine::TxReply& reply);
-// `REQUEST <tx_id> <attempt> <key> <deliveries> <bytes>\r\n<payload>\r\n`.
+// `REQUEST <tx_id> <attempt> <key> <handouts> <bytes>\r\n<payload>\r\n`.
 std::string request_reply(const engine::HandOut& hand_out);
-// `TX id=... payload_bytes=...`.
-std::string get_reply(const storage::TxRecord& record);
+// `TX id=... payload_bytes=...`, then with_payload the payload and CRLF.
+std::string get_reply(const storage::TxRecord& record, bool with_payload = false);
 // `EVENTS <n>` then one `EVENT at=... seq=<n> [dropped=<k>]` line each.
 std::string events_reply(const std::vector<engine::HistoryEntry>& events);
-std::string letters_reply(const std::vector<storage::DeadLetter>& letters);
+// `LETTERS n`, then each `LETTER ... payload_bytes=...` line, followed by
+// its payload and CRLF when with_payload.
+std::string letters_reply(const std::vector<storage::DeadLetter>& letters,
+                          bool with_payload = false);
+// `PAUSED <queue>` or `RESUMED <queue>`.
+std::string paused_reply(std::string_view queue, bool paused);
+// `<word> <n>`: the answer of a bulk command (`REDRIVEN 3`).
+std::string count_reply(std::string_view word, size_t n);
 // `CONFIG <queue> name=value ...` with every setting.
 std::string config_reply(std::string_view queue, const storage::QueueConfig& config);
 // `STATS <n>` then one `name value` line each.

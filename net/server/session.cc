@@ -159,16 +159,16 @@ bool Session::process_one() {
     }
     parked_ = true;
     parked_for_backup_ = true;
-    parked_queue_.clear();
+    parked_queues_.clear();
     return false;
   }
   if (action.kind == Action::Kind::kWait) {
     parked_ = true;
-    parked_queue_ = action.wait_queue;
+    parked_queues_ = std::move(action.wait_queues);
     wait_timer_.expires_after(std::chrono::milliseconds(action.wait_ms));
     wait_timer_.async_wait(
         [self = shared_from_this()](const asio::error_code& ec) { self->on_wait_timeout(ec); });
-    host_.park(shared_from_this(), parked_queue_);
+    for (const std::string& queue : parked_queues_) host_.park(shared_from_this(), queue);
     return false;
   }
   push_reply(std::move(action.text), dep, action.close_after);
@@ -215,6 +215,11 @@ void Session::unpark(std::string reply, uint64_t dep) {
   push_reply(std::move(reply), dep, false);
   process();
   do_read();
+}
+
+bool Session::parked_on(const std::string& queue) const {
+  return parked_ &&
+         std::find(parked_queues_.begin(), parked_queues_.end(), queue) != parked_queues_.end();
 }
 
 bool Session::try_take(const std::string& queue) {

@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "net/core/waiters.h"
 #include "net/server/commands.h"
@@ -45,7 +46,7 @@ class Session final : public std::enable_shared_from_this<Session>,
   void on_commit(uint64_t seq, bool ok) override;
   // A parked RESERVE or BACKUP got its answer (REQUEST, BACKUP, or ERR).
   void unpark(std::string reply, uint64_t dep);
-  bool parked_on(const std::string& queue) const { return parked_ && parked_queue_ == queue; }
+  bool parked_on(const std::string& queue) const;
   // ReserveWaiter: the Core hands a parked RESERVE its request.
   bool waits_on(const std::string& queue) const override { return parked_on(queue); }
   bool try_take(const std::string& queue) override;
@@ -95,8 +96,8 @@ class Session final : public std::enable_shared_from_this<Session>,
   bool writing_ = false;
   bool parked_ = false;  // waiting in RESERVE wait=, or for BACKUP
   bool parked_for_backup_ = false;
-  std::string parked_queue_;
-  std::string taken_;  // the reply try_take() got, until deliver()
+  std::vector<std::string> parked_queues_;  // a RESERVE may wait on several
+  std::string taken_;                       // the reply try_take() got, until deliver()
   uint64_t taken_dep_ = 0;
   bool closing_ = false;  // no more input is processed; close once output is out
   bool closed_ = false;

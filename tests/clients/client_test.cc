@@ -56,7 +56,7 @@ TEST_CASE("client: typed calls walk a transaction through its retries") {
   CHECK(reserved.value()->tx_id == "TX-1");
   CHECK(reserved.value()->attempt == 1);
   CHECK(reserved.value()->idempotency_key == "TX-1#1");
-  CHECK(reserved.value()->deliveries == 1);
+  CHECK(reserved.value()->handouts == 1);
   CHECK(reserved.value()->payload == "body");
   auto empty = client->reserve("pay");
   REQUIRE(empty.is_ok());
@@ -384,6 +384,90 @@ TEST_CASE("client: reply line parsers reject malformed lines") {
   CHECK_FALSE(parse_event("EVENT at=1 from=- to=SENDING").is_ok());
   CHECK(parse_letter("LETTER tx=a attempt=1 key=a#1 deliveries=5 buried_at=9 last_error=-")
             ->last_error.empty());
+  // An older server's `deliveries` is read as failed_deliveries.
+  CHECK(tx->failed_deliveries == 0);
+  CHECK(parse_letter("LETTER tx=a attempt=1 key=a#1 deliveries=5 buried_at=9 last_error=-")
+            ->failed_deliveries == 5);
+  auto letter = parse_letter(
+      "LETTER tx=a attempt=1 key=a#1 failed_deliveries=4 buried_at=9 last_error=x "
+      "payload_bytes=3");
+  REQUIRE(letter.is_ok());
+  CHECK(letter->failed_deliveries == 4);
+  CHECK(letter->payload_bytes == 3);
+}
+
+TEST_CASE("client: queue administration calls") {
+  CliTestServer server;
+  auto client = connect_to(server);
+  auto other = connect_to(server);
+  REQUIRE(client->config("pay", {{"max_deliveries", "1"}}).is_ok());
+  for (const std::string tx : {"A-1", "A-2", "B-1"}) {
+    REQUIRE(client->enqueue("pay", tx, "body-" + tx).is_ok());
+    auto got = client->reserve("pay");
+    REQUIRE(got.is_ok());
+    REQUIRE(got.value().has_value());
+    CHECK(got.value()->handouts == 1);
+    ReleaseOptions why;
+    why.reason = tx == "A-2" ? "refused" : "timeout";
+    REQUIRE(client->release(tx, 1, why)->status == ReplyKind::kBuried);
+  }
+  auto letters = client->deadletters("pay", {}, true);
+  REQUIRE(letters.is_ok());
+  REQUIRE(letters->size() == 3);
+  CHECK(letters.value()[0].payload == std::optional<std::string>("body-A-1"));
+  CHECK(letters.value()[0].failed_deliveries == 1);
+  CHECK(letters.value()[2].payload_bytes == 8);
+  CHECK_FALSE(client->deadletters("pay").value()[0].payload.has_value());
+
+  LetterFilter filter;
+  filter.prefix = "A";
+  filter.last_error = "timeout";
+  CHECK(client->redrive_all("pay", filter).value() == 1);
+  LetterFilter limited;
+  limited.limit = 1;
+  CHECK(client->resolve_all("pay", Terminal::kFailed, limited, "GAVE_UP").value() == 1);
+  CHECK(client->get("A-2")->reason == "GAVE_UP");
+  CHECK(client->resolve_all("pay", Terminal::kSucceeded).value() == 1);
+  CHECK(client->redrive_all("pay").value() == 0);
+  LetterFilter bad;
+  bad.limit = 0;
+  CHECK(server_error_code(client->redrive_all("pay", bad).status()) == "BAD_ARGUMENT");
+
+  auto tx = client->get_payload("A-1");
+  REQUIRE(tx.is_ok());
+  CHECK(tx->payload == std::optional<std::string>("body-A-1"));
+  CHECK(tx->failed_deliveries == 0);
+  CHECK(client->get_payload("nope").status().code() == Status::Code::kNotFound);
+
+  auto got = client->reserve("pay");
+  REQUIRE(got.is_ok());
+  REQUIRE(got.value().has_value());
+  CHECK(client->touch("A-1", 1)->status == ReplyKind::kOk);
+  CHECK(other->touch("A-1", 1)->status == ReplyKind::kStale);
+
+  REQUIRE(client->enqueue("pay", "P-1", "x").is_ok());
+  REQUIRE(client->enqueue("refunds", "R-1", "x").is_ok());
+  CHECK(client->pause("pay").is_ok());
+  CHECK(client->pause("pay").is_ok());
+  CHECK_FALSE(client->reserve("pay").value().has_value());
+  CHECK(client->stats()->number("paused.pay") == 1u);
+  auto any = client->reserve_any({"pay", "refunds"});
+  REQUIRE(any.is_ok());
+  REQUIRE(any.value().has_value());
+  CHECK(any.value()->tx_id == "R-1");
+  CHECK(client->resume("pay").is_ok());
+  CHECK(client->reserve_any({"pay", "refunds"}).value()->tx_id == "P-1");
+  CHECK(server_error_code(client->reserve_any({"pay", "pay"}).status()) == "BAD_ARGUMENT");
+  CHECK(server_error_code(client->reserve_any({"pay", "no,comma"}).status()) == "BAD_ARGUMENT");
+  CHECK(server_error_code(client->pause("bad/queue")) == "BAD_ARGUMENT");
+
+  // Raw calls frame payload replies too, also pipelined.
+  REQUIRE(client->send_only("GET A-1 payload=1").is_ok());
+  REQUIRE(client->send_only("PING").is_ok());
+  auto raw = client->read_reply();
+  REQUIRE(raw.is_ok());
+  CHECK(raw->payload == std::optional<std::string>("body-A-1"));
+  CHECK(client->read_reply()->kind == ReplyKind::kPong);
 }
 
 TEST_CASE("client: EVENT lines with due, late, seq and the dropped marker, and without them") {
@@ -483,6 +567,56 @@ TEST_CASE("cli: walkthrough with exit statuses") {
                              {"--port", "1", "--timeout", "2s", "ping"});
   CHECK(run.exit_code == 3);
   CHECK(contains(run.err, "cannot connect"));
+}
+
+TEST_CASE("cli: queue administration commands") {
+  CliTestServer server;
+  REQUIRE_MESSAGE(server.ok(), server.log());
+  const uint16_t port = server.port();
+  REQUIRE(run_cli(port, {"config", "dl", "max_deliveries=1"}).exit_code == 0);
+  for (const std::string tx : {"A-1", "A-2"}) {
+    REQUIRE(run_cli(port, {"enqueue", "dl", tx, "--payload", "body-" + tx}).exit_code == 0);
+    // tarde-cli exits after reserve: the closed connection buries it (DISCONNECTED).
+    REQUIRE(run_cli(port, {"reserve", "dl"}).exit_code == 0);
+  }
+  auto run = run_cli(port, {"deadletters", "dl", "--show-payload"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(contains(run.out, "FAILED_DELIVERIES"));
+  CHECK(contains(run.out, "body-A-2"));
+  run = run_cli(port, {"get", "A-1", "--show-payload"});
+  CHECK(run.exit_code == 0);
+  CHECK(contains(run.out, "failed_deliveries"));
+  CHECK(contains(run.out, "body-A-1"));
+  run = run_cli(port, {"redrive-all", "dl", "--prefix", "A-", "--last-error", "DISCONNECTED",
+                       "--limit", "1"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(contains(run.out, "REDRIVEN 1"));
+  run = run_cli(port, {"resolve-all", "dl", "failed", "--reason", "GAVE_UP"});
+  CHECK(run.exit_code == 0);
+  CHECK(contains(run.out, "RESOLVED 1"));
+  run = run_cli(port, {"pause", "dl"});
+  CHECK(run.exit_code == 0);
+  CHECK(contains(run.out, "PAUSED dl"));
+  run = run_cli(port, {"reserve", "dl,other"});
+  CHECK(run.exit_code == 0);
+  CHECK(contains(run.out, "EMPTY"));
+  run = run_cli(port, {"resume", "dl"});
+  CHECK(contains(run.out, "RESUMED dl"));
+  run = run_cli(port, {"reserve", "other,dl"});
+  CHECK(contains(run.out, "REQUEST A-1"));
+  CHECK(contains(run.out, "handouts"));
+  run = run_cli(port, {"touch", "A-1", "1"});
+  CHECK(run.exit_code == 1);  // a new connection holds no lease
+  CHECK(contains(run.err, "STALE"));
+  // Usage errors, before connecting.
+  CHECK(run_cli(port, {"reserve", "dl,bad/q"}).exit_code == 2);
+  CHECK(run_cli(port, {"redrive-all", "dl", "--prefix", "has space"}).exit_code == 2);
+  CHECK(run_cli(port, {"resolve-all", "dl", "maybe"}).exit_code == 2);
+  CHECK(run_cli(port, {"pause"}).exit_code == 2);
+  CHECK(run_cli(port, {"redrive-all", "dl", "--reason", "x"}).exit_code == 2);
+  run = run_cli(port, {"redrive-all", "dl", "--limit", "10001"});
+  CHECK(run.exit_code == 3);
+  CHECK(contains(run.err, "BAD_ARGUMENT"));
 }
 
 TEST_CASE("cli: raw output, the shell and --help") {

@@ -132,7 +132,7 @@ TEST_CASE("SENDING n --SENT n--> IN_FLIGHT n; duplicates and other attempts are 
   rig.enqueue("TX-1");
   auto got = rig.reserve();
   REQUIRE(got.has_value());
-  CHECK(got->deliveries == 1);
+  CHECK(got->handouts == 1);
   CHECK(got->payload == "payload");
   CHECK(rig.sent("TX-1", 2).outcome == Outcome::kStale);
   check_summary(rig.sent("TX-1", 1), Outcome::kOk, TxState::kInFlight, 1, 0);
@@ -275,7 +275,7 @@ TEST_CASE("RELEASE by the lease holder re-queues; others get STALE; max_deliveri
   for (uint32_t delivery = 2; delivery <= 4; ++delivery) {
     auto got = rig.reserve(7);
     REQUIRE(got.has_value());
-    CHECK(got->deliveries == delivery);
+    CHECK(got->handouts == delivery);
     CHECK(rig.release(7, "TX-1", 1).outcome == Outcome::kOk);
   }
   REQUIRE(rig.reserve(7).has_value());
@@ -294,7 +294,7 @@ TEST_CASE("RELEASE by the lease holder re-queues; others get STALE; max_deliveri
   CHECK(redriven.value().outcome == Outcome::kOk);
   auto got = rig.reserve(7);
   REQUIRE(got.has_value());
-  CHECK(got->deliveries == 1);
+  CHECK(got->handouts == 1);
   REQUIRE(rig.f.engine->dead_letters("pagos", 0, &letters).is_ok());
   CHECK(letters.empty());
   CHECK(rig.f.engine->redrive("pagos", "TX-1").value().outcome == Outcome::kNotFound);
@@ -309,12 +309,12 @@ TEST_CASE("an expired lease or a closed connection makes the request ready again
   rig.advance(1);
   auto got = rig.reserve(2);
   REQUIRE(got.has_value());
-  CHECK(got->deliveries == 2);
+  CHECK(got->handouts == 2);
   CHECK(rig.f.tx("TX-1").failures.back().reason == "LEASE_EXPIRED");
   REQUIRE(rig.f.engine->connection_closed(2).is_ok());
   got = rig.reserve(3);
   REQUIRE(got.has_value());
-  CHECK(got->deliveries == 3);
+  CHECK(got->handouts == 3);
   CHECK(rig.f.tx("TX-1").failures.back().reason == "DISCONNECTED");
 }
 

@@ -264,9 +264,9 @@ TEST_CASE("RELEASE replies OK with delay, STALE when not leased, NOT_FOUND when 
   const Request again = other.request("RESERVE q wait=5s");
   CHECK(again.line == "REQUEST tx-1 1 tx-1#1 2 7");
   CHECK(again.received_at_ms >= released_at + 300);
-  // GET's deliveries counts the failed deliveries of the current request: the
+  // GET's failed_deliveries counts the failed deliveries of the current request: the
   // hand-out under way is counted once it fails.
-  CHECK(field(other, "tx-1", "deliveries") == "1");
+  CHECK(field(other, "tx-1", "failed_deliveries") == "1");
 
   const auto history = other.block("HISTORY tx-1");
   REQUIRE(history.size() == 3);
@@ -289,11 +289,11 @@ TEST_CASE("RELEASE at max_deliveries buries; DEADLETTERS lists it, REDRIVE and R
   const int64_t start = wall_ms();
   for (const std::string tx : {"tx-1", "tx-2"}) {
     CHECK(c.enqueue("q " + tx) == "CREATED " + tx + " SENDING 0 1 0");
-    CHECK(c.request("RESERVE q").deliveries == 1);
+    CHECK(c.request("RESERVE q").handouts == 1);
     CHECK(c.command("RELEASE " + tx + " 1 reason=e1") == "OK " + tx + " SENDING 0 1 0");
     const Request second = c.request("RESERVE q");
     CHECK(second.tx_id == tx);
-    CHECK(second.deliveries == 2);
+    CHECK(second.handouts == 2);
     CHECK(c.command("RELEASE " + tx + " 1 reason=conn_refused") ==
           "BURIED " + tx + " SENDING 0 1 0");
   }
@@ -308,17 +308,18 @@ TEST_CASE("RELEASE at max_deliveries buries; DEADLETTERS lists it, REDRIVE and R
     CHECK(starts_with(letters[i], "LETTER tx="));
     const auto f = parse_fields(letters[i]);
     const std::vector<std::string> words = split_words(letters[i]);
-    REQUIRE(words.size() == 7);
+    REQUIRE(words.size() == 8);
     CHECK(starts_with(words[1], "tx="));
     CHECK(starts_with(words[2], "attempt="));
     CHECK(starts_with(words[3], "key="));
-    CHECK(starts_with(words[4], "deliveries="));
+    CHECK(starts_with(words[4], "failed_deliveries="));
     CHECK(starts_with(words[5], "buried_at="));
     CHECK(starts_with(words[6], "last_error="));
+    CHECK(starts_with(words[7], "payload_bytes="));
     buried.insert(f.at("tx"));
     CHECK(f.at("attempt") == "1");
     CHECK(f.at("key") == f.at("tx") + "#1");
-    CHECK(f.at("deliveries") == "2");
+    CHECK(f.at("failed_deliveries") == "2");
     CHECK(std::stoll(f.at("buried_at")) >= start);
     CHECK(std::stoll(f.at("buried_at")) <= wall_ms());
     CHECK(f.at("last_error") == "conn_refused");
@@ -461,10 +462,20 @@ TEST_CASE("GET replies one TX line with every field in order, or NOT_FOUND") {
   const int64_t after = wall_ms();
   const std::string line = c.command("GET tx-1");
   const std::vector<std::string> words = split_words(line);
-  const std::vector<std::string> names = {
-      "id",           "queue",        "state",       "attempt",      "next_attempt",
-      "max_attempts", "next_fire_at", "deadline_at", "created_at",   "updated_at",
-      "deliveries",   "transients",   "reason",      "payload_bytes"};
+  const std::vector<std::string> names = {"id",
+                                          "queue",
+                                          "state",
+                                          "attempt",
+                                          "next_attempt",
+                                          "max_attempts",
+                                          "next_fire_at",
+                                          "deadline_at",
+                                          "created_at",
+                                          "updated_at",
+                                          "failed_deliveries",
+                                          "transients",
+                                          "reason",
+                                          "payload_bytes"};
   REQUIRE(words.size() == names.size() + 1);
   CHECK(words[0] == "TX");
   for (size_t i = 0; i < names.size(); ++i) {
@@ -483,7 +494,7 @@ TEST_CASE("GET replies one TX line with every field in order, or NOT_FOUND") {
   CHECK(created <= after);
   CHECK(std::stoll(f.at("deadline_at")) == created + 3'600'000);
   CHECK(std::stoll(f.at("updated_at")) >= created);
-  CHECK(f.at("deliveries") == "0");
+  CHECK(f.at("failed_deliveries") == "0");
   CHECK(f.at("transients") == "0");
   CHECK(f.at("reason") == "-");
   CHECK(f.at("payload_bytes") == "12");

@@ -179,11 +179,12 @@ TEST_CASE("an expired lease re-delivers the request with deliveries+1") {
   CHECK(a.command("RELEASE tx-1 1") == "STALE tx-1 SENDING 0 1 0");
   const Request third = a.request("RESERVE q wait=5s");
   CHECK(third.line == "REQUEST tx-1 1 tx-1#1 3 7");
-  // GET's deliveries counts failed deliveries of the current request: both
+  // GET's failed_deliveries counts failed deliveries of the current request: both
   // leases ran out; the third hand-out is under way.
-  CHECK(a.command("GET tx-1").find(" deliveries=2 ") != std::string::npos);
+  CHECK(a.command("GET tx-1").find(" failed_deliveries=2 ") != std::string::npos);
   CHECK(a.command("SENT tx-1 1") == "OK tx-1 IN_FLIGHT 1 0 0");
-  CHECK(a.command("GET tx-1").find(" deliveries=0 ") != std::string::npos);  // no request now
+  CHECK(a.command("GET tx-1").find(" failed_deliveries=0 ") !=
+        std::string::npos);  // no request now
   const auto history = a.block("HISTORY tx-1");
   REQUIRE(history.size() == 5);  // ENQUEUE, two lease expiries, SENT
   for (size_t i : {2, 3}) {
@@ -242,7 +243,7 @@ TEST_CASE("end to end: CANCELLED twice then SUCCESS, retries never before next_f
     CHECK(r.tx_id == "TX-100200");
     CHECK(r.attempt == attempt);
     CHECK(r.key == "TX-100200#" + std::to_string(attempt));
-    CHECK(r.deliveries == 1);
+    CHECK(r.handouts == 1);
     CHECK(r.payload == "{\"amount\":12}");
     if (attempt > 1) {
       CHECK(r.received_at_ms >= fire_at);               // never early

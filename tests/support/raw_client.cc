@@ -236,7 +236,7 @@ Request RawClient::read_request() {
   r.tx_id = words[1];
   r.attempt = to_u32(words[2]);
   r.key = words[3];
-  r.deliveries = to_u32(words[4]);
+  r.handouts = to_u32(words[4]);
   const size_t bytes = to_u32(words[5]);
   r.payload = read_exact(bytes);
   const std::string end = read_exact(2);

@@ -38,8 +38,8 @@ struct Request {
   bool is_request = false;  // true when `line` is `REQUEST ...`
   std::string tx_id;
   uint32_t attempt = 0;
-  std::string key;  // the idempotency key
-  uint32_t deliveries = 0;
+  std::string key;        // the idempotency key
+  uint32_t handouts = 0;  // hand-outs of this request, this one included
   std::string payload;
   int64_t received_at_ms = 0;  // wall_ms() when the reply line was read
 };

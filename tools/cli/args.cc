@@ -14,7 +14,7 @@ namespace tarde::cli {
 namespace {
 
 // The form of a command flag's value.
-enum class FlagKind { kDuration, kDecimal, kCount, kReason, kSwitch, kText, kFile };
+enum class FlagKind { kDuration, kDecimal, kCount, kReason, kTxPrefix, kSwitch, kText, kFile };
 
 // A command flag: its form, and how --help explains it. The enqueue flags
 // that are not given take the queue's CONFIG.
@@ -23,6 +23,8 @@ struct FlagSpec {
   FlagKind kind;
   std::string_view value_name;  // in the help and in errors; empty for a switch
   std::string_view description;
+  // The option it becomes on the wire; empty: the name with '-' spelled '_'.
+  std::string_view wire_name = {};
 };
 
 constexpr FlagSpec kFlags[] = {
@@ -41,11 +43,16 @@ constexpr FlagSpec kFlags[] = {
     {"wait", FlagKind::kDuration, "DUR", "reserve: wait up to DUR for a request (default: 0)"},
     {"reason", FlagKind::kReason, "R", "release, respond, resolve: the reason recorded"},
     {"retry-after", FlagKind::kDuration, "DUR", "respond: the wait instead of the computed one"},
-    {"limit", FlagKind::kCount, "N", "history, deadletters: the newest or first N only"},
+    {"limit", FlagKind::kCount, "N",
+     "history, deadletters: the newest or first N only; redrive-all, resolve-all: at most N"},
+    {"show-payload", FlagKind::kSwitch, "", "get, deadletters: print the payloads too", "payload"},
+    {"prefix", FlagKind::kTxPrefix, "P", "redrive-all, resolve-all: only tx ids starting with P"},
+    {"last-error", FlagKind::kReason, "R",
+     "redrive-all, resolve-all: only letters whose last error is R"},
 };
 
 // The form of a positional argument.
-enum class ArgKind { kQueue, kTx, kAttempt, kAnswer, kTerminal };
+enum class ArgKind { kQueue, kQueues, kTx, kAttempt, kAnswer, kTerminal };
 
 struct CommandSpec {
   std::string_view name;
@@ -63,14 +70,22 @@ const std::vector<CommandSpec>& commands() {
        {A::kQueue, A::kTx},
        {"payload", "payload-file", "max-attempts", "base", "factor", "cap", "jitter", "strict-cap",
         "deadline", "sent", "delay"}},
-      {"reserve", "RESERVE", {A::kQueue}, {"wait"}},
+      {"reserve", "RESERVE", {A::kQueues}, {"wait"}},
+      {"touch", "TOUCH", {A::kTx, A::kAttempt}, {}},
+      {"pause", "PAUSE", {A::kQueue}, {}},
+      {"resume", "RESUME", {A::kQueue}, {}},
+      {"redrive-all", "REDRIVE_ALL", {A::kQueue}, {"prefix", "last-error", "limit"}},
+      {"resolve-all",
+       "RESOLVE_ALL",
+       {A::kQueue, A::kTerminal},
+       {"prefix", "last-error", "reason", "limit"}},
       {"sent", "SENT", {A::kTx, A::kAttempt}, {}},
       {"release", "RELEASE", {A::kTx, A::kAttempt}, {"delay", "reason"}},
       {"respond", "RESPOND", {A::kTx, A::kAttempt, A::kAnswer}, {"reason", "retry-after"}},
       {"resolve", "RESOLVE", {A::kTx, A::kTerminal}, {"reason"}},
-      {"get", "GET", {A::kTx}, {}},
+      {"get", "GET", {A::kTx}, {"show-payload"}},
       {"history", "HISTORY", {A::kTx}, {"limit"}},
-      {"deadletters", "DEADLETTERS", {A::kQueue}, {"limit"}},
+      {"deadletters", "DEADLETTERS", {A::kQueue}, {"limit", "show-payload"}},
       {"redrive", "REDRIVE", {A::kQueue, A::kTx}, {}},
       {"config", "CONFIG", {A::kQueue}, {}, true},
       {"stats", "STATS", {}, {}},
@@ -164,6 +179,9 @@ Status check_flag_value(const FlagSpec& spec, const std::string& value) {
     case FlagKind::kReason:
       status = net::parse_reason(value, label).status();
       break;
+    case FlagKind::kTxPrefix:
+      status = net::parse_tx_id(value, label).status();
+      break;
     case FlagKind::kSwitch:
     case FlagKind::kText:
     case FlagKind::kFile:
@@ -182,6 +200,17 @@ Result<std::string> check_arg(ArgKind kind, const std::string& value) {
   switch (kind) {
     case ArgKind::kQueue:
       return net::parse_queue(value, "QUEUE");
+    case ArgKind::kQueues: {
+      // QUEUE[,QUEUE...]: each name checked here, the list by the server.
+      size_t start = 0;
+      while (true) {
+        const size_t comma = value.find(',', start);
+        auto queue = net::parse_queue(value.substr(start, comma - start), "QUEUE");
+        if (!queue.is_ok()) return queue.status();
+        if (comma == std::string::npos) return value;
+        start = comma + 1;
+      }
+    }
     case ArgKind::kTx:
       return net::parse_tx_id(value, "TX");
     case ArgKind::kAttempt: {
@@ -230,7 +259,7 @@ Status add_flags(const CommandSpec& spec, const Invocation& inv, Request* reques
       request->payload = std::move(payload).value();
       continue;
     }
-    std::string option(name);
+    std::string option(flag.wire_name.empty() ? name : std::string(flag.wire_name));
     std::replace(option.begin(), option.end(), '-', '_');
     request->line += ' ' + option + '=' + (flag.kind == FlagKind::kSwitch ? "1" : value);
   }

@@ -115,7 +115,7 @@ bool render_request(const client::Reply& reply, std::ostream& out) {
   const client::ReservedRequest& r = parsed.value();
   out << "REQUEST " << r.tx_id << " attempt " << r.attempt << '\n';
   labelled(out, "key", r.idempotency_key);
-  labelled(out, "deliveries", std::to_string(r.deliveries));
+  labelled(out, "handouts", std::to_string(r.handouts));
   labelled(out, "payload", std::to_string(r.payload.size()) + " bytes");
   if (!r.payload.empty()) out << printable(r.payload) << '\n';
   return true;
@@ -132,6 +132,7 @@ bool render_tx(const client::Reply& reply, int64_t now_ms, std::ostream& out) {
     const auto ms = as_ms(value);
     labelled(out, name, is_time && ms ? show_time(*ms, now_ms) : value);
   }
+  if (reply.payload && !reply.payload->empty()) out << printable(*reply.payload) << '\n';
   return true;
 }
 
@@ -162,15 +163,21 @@ bool render_events(const client::Reply& reply, int64_t now_ms, std::ostream& out
 
 bool render_letters(const client::Reply& reply, int64_t now_ms, std::ostream& out) {
   std::vector<std::vector<std::string>> rows = {
-      {"TX", "ATTEMPT", "KEY", "DELIVERIES", "BURIED_AT", "WHEN", "LAST_ERROR"}};
+      {"TX", "ATTEMPT", "KEY", "FAILED_DELIVERIES", "BURIED_AT", "WHEN", "LAST_ERROR"}};
   for (const std::string& line : reply.body) {
     auto l = client::parse_letter(line);
     if (!l.is_ok()) return false;
-    rows.push_back({l->tx_id, std::to_string(l->attempt), l->key, std::to_string(l->deliveries),
-                    iso_time(l->buried_at_ms), relative_time(l->buried_at_ms, now_ms),
-                    dash(l->last_error)});
+    rows.push_back({l->tx_id, std::to_string(l->attempt), l->key,
+                    std::to_string(l->failed_deliveries), iso_time(l->buried_at_ms),
+                    relative_time(l->buried_at_ms, now_ms), dash(l->last_error)});
   }
   table(out, rows);
+  for (size_t i = 0; i < reply.payloads.size() && i < reply.body.size(); ++i) {
+    auto l = client::parse_letter(reply.body[i]);
+    out << "payload of " << (l.is_ok() ? l->tx_id : "?") << " (" << reply.payloads[i].size()
+        << " bytes):\n"
+        << printable(reply.payloads[i]) << '\n';
+  }
   out << "(" << reply.body.size()
       << (reply.body.size() == 1 ? " dead letter)\n" : " dead letters)\n");
   return true;

@@ -17,11 +17,14 @@ Commands:
           [--base DUR] [--factor F] [--cap DUR] [--jitter F] [--strict-cap]
           [--deadline DUR] [--sent] [--delay DUR]
                      create a transaction (the payload defaults to empty)
-  reserve QUEUE [--wait DUR]
+  reserve QUEUE[,QUEUE...] [--wait DUR]
                      take a request to send; EMPTY when none is ready in time.
+                     With several queues, from whichever has one.
                      The lease belongs to the connection: when tarde-cli exits,
                      the request counts a failed delivery and is ready again
                      (RESPOND and SENT still work); use the shell to keep it.
+  touch TX N         extend the lease held on attempt N (shell only: the lease
+                     belongs to the connection)
   sent TX N          attempt N's request went out
   release TX N [--delay DUR] [--reason R]
                      give a reserved request back
@@ -29,18 +32,28 @@ Commands:
                      report the external service's answer to attempt N
   resolve TX SUCCEEDED|FAILED [--reason R]
                      settle a waiting transaction by other means
-  get TX             show a transaction
+  get TX [--show-payload]
+                     show a transaction (and its payload)
   history TX [--limit N]
                      show its transitions, oldest first, as a table
-  deadletters QUEUE [--limit N]
-                     list the queue's dead letters
+  deadletters QUEUE [--limit N] [--show-payload]
+                     list the queue's dead letters (and their payloads)
   redrive QUEUE TX   make a dead letter's request ready again
+  redrive-all QUEUE [--prefix P] [--last-error R] [--limit N]
+                     redrive the matching dead letters (at most 100 unless
+                     --limit says otherwise, up to 10000); prints how many
+  resolve-all QUEUE SUCCEEDED|FAILED [--prefix P] [--last-error R] [--reason R]
+          [--limit N]
+                     end the matching dead letters' transactions
+  pause QUEUE        stop the queue handing out requests (persisted)
+  resume QUEUE       let it hand out requests again
   config QUEUE [name=value ...]
                      show a queue's settings, or set some and show them all
                      (max_attempts base factor cap jitter strict_cap
                      transient_base transient_factor transient_cap
                      max_transient lease max_deliveries rate response_timeout
-                     breaker retention history_max stuck_after)
+                     breaker retention history_max stuck_after; paused is
+                     shown, and set by pause and resume)
   stats              server figures
   ping               check the server answers
   backup             make a backup into the server's --backup-dir and wait
@@ -73,7 +86,8 @@ Interactive mode: a `tarde> ` prompt reads one line at a time:
 
 Exit status:
   0  the server answered (OK, CREATED, EXISTS, BURIED, REQUEST, EMPTY, TX,
-     EVENTS, LETTERS, CONFIG, STATS, PONG, BACKUP)
+     EVENTS, LETTERS, CONFIG, STATS, PONG, BACKUP, PAUSED, RESUMED, REDRIVEN,
+     RESOLVED)
   1  NOT_FOUND, STALE or CONFLICT (explained on stderr)
   2  usage error: the command line is wrong (explained on stderr)
   3  ERR reply, or no connection / timeout (explained on stderr)
@@ -90,12 +104,16 @@ Examples:
 std::string shell_help_text() {
   return R"(Commands (as in tarde-cli --help, without the leading tarde-cli):
   enqueue QUEUE TX [--max-attempts N --base DUR ...] payload text...
-  reserve QUEUE [--wait DUR]        sent TX N
+  reserve QUEUE[,QUEUE...] [--wait DUR]    sent TX N    touch TX N
   release TX N [--delay DUR] [--reason R]
   respond TX N SUCCESS|CANCELLED|TRANSIENT|REJECTED [--reason R] [--retry-after DUR]
   resolve TX SUCCEEDED|FAILED [--reason R]
-  get TX    history TX [--limit N]    deadletters QUEUE [--limit N]
-  redrive QUEUE TX    config QUEUE [name=value ...]    stats    ping    backup
+  get TX [--show-payload]    history TX [--limit N]
+  deadletters QUEUE [--limit N] [--show-payload]    redrive QUEUE TX
+  redrive-all QUEUE [--prefix P] [--last-error R] [--limit N]
+  resolve-all QUEUE SUCCEEDED|FAILED [--prefix P] [--last-error R] [--reason R] [--limit N]
+  pause QUEUE    resume QUEUE    config QUEUE [name=value ...]    stats    ping
+  backup
 Raw protocol lines are sent as typed (RESPOND TX 1 SUCCESS); after a raw
 ENQUEUE ... <bytes> line, type the payload bytes and a line end.
 help shows this; quit or exit leaves.

@@ -150,14 +150,8 @@ std::optional<HandOut> Worker::reserve(std::chrono::milliseconds wait) {
   }
   if (!got.value()) return std::nullopt;
   const client::ReservedRequest& request = *got.value();
-  HandOut hand_out{request.tx_id,
-                   request.attempt,
-                   request.deliveries,
-                   request.idempotency_key,
-                   request.payload,
-                   index_,
-                   send_us,
-                   recv_us};
+  HandOut hand_out{request.tx_id,   request.attempt, request.handouts, request.idempotency_key,
+                   request.payload, index_,          send_us,          recv_us};
   workload_.recorder.hand_out(hand_out);
   return hand_out;
 }

@@ -124,7 +124,7 @@ void add_tx_row(Rows& rows, const storage::TxRecord& r) {
 
 Rows tx_rows() {
   return Rows({"tx_id", "queue", "state", "attempt", "next_attempt", "max_attempts", "next_fire_at",
-               "next_fire_at_utc", "updated_at", "deliveries", "transients", "reason",
+               "next_fire_at_utc", "updated_at", "failed_deliveries", "transients", "reason",
                "payload_bytes"});
 }
 
@@ -229,8 +229,8 @@ Result<DumpOutput> ready(storage::Store& store, const DumpRequest& request) {
 }
 
 Result<DumpOutput> dead(storage::Store& store, const DumpRequest& request) {
-  Rows rows({"tx_id", "attempt", "key", "deliveries", "buried_at", "buried_at_utc", "payload_bytes",
-             "failures"});
+  Rows rows({"tx_id", "attempt", "key", "failed_deliveries", "buried_at", "buried_at_utc",
+             "payload_bytes", "failures"});
   TARDE_RETURN_IF_ERROR(store.scan_dead(request.argument, [&](const storage::DeadLetter& l) {
     std::string failures;
     for (const auto& f : l.failures) {

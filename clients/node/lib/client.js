@@ -55,6 +55,9 @@ class PendingQueue {
   peek() {
     return this._head < this._items.length ? this._items[this._head] : undefined;
   }
+  at(i) {
+    return this._head + i < this._items.length ? this._items[this._head + i] : undefined;
+  }
   shift() {
     if (this._head >= this._items.length) return undefined;
     const x = this._items[this._head];
@@ -100,8 +103,11 @@ class Client extends EventEmitter {
     this.timeoutMs = options.timeoutMs;
     this._options = options;
     this._socket = null;
-    this._parser = new ReplyParser();
     this._pending = new PendingQueue();
+    this._parser = new ReplyParser((i) => {
+      const entry = this._pending.at(i);
+      return entry !== undefined && entry.payloads;
+    });
     this._lastDeadline = 0;
     this._timer = null;
     this._outq = [];
@@ -178,7 +184,9 @@ class Client extends EventEmitter {
       // ahead of it, so its deadline is never earlier than that one's.
       if (deadline < this._lastDeadline) deadline = this._lastDeadline;
       this._lastDeadline = deadline;
-      this._pending.push({ verb: tokens[0], decode, resolve, reject, deadline });
+      // A GET or DEADLETTERS with payload=1 has payloads after its lines.
+      const payloads = (tokens[0] === 'GET' || tokens[0] === 'DEADLETTERS') && tokens.includes('payload=1');
+      this._pending.push({ verb: tokens[0], decode, resolve, reject, deadline, payloads });
       if (this._timer === null) this._armTimer();
       this._write(bytes);
     });
@@ -356,11 +364,15 @@ class Client extends EventEmitter {
     return this._send(tokens, body, p.decodeSummary, this.timeoutMs);
   }
 
-  /** RESERVE: the next ready request, or null (EMPTY). `wait` may hold the reply back. */
+  /**
+   * RESERVE: the next ready request, or null (EMPTY). `wait` may hold the
+   * reply back. `queue` may be an array of up to 16 distinct queues: the
+   * request comes from whichever has one, the server rotating which it tries
+   * first on each call of this connection (the reply does not name the queue).
+   */
   async reserve(queue, options) {
-    p.checkQueue(queue);
     const o = options == null ? {} : options;
-    const tokens = ['RESERVE', queue];
+    const tokens = ['RESERVE', p.queueList(queue)];
     let waitMs = 0;
     if (o.wait !== undefined && o.wait !== null) {
       const w = p.formatDuration(o.wait, 'wait');
@@ -422,10 +434,56 @@ class Client extends EventEmitter {
     return this._send(tokens, undefined, p.decodeSummary, this.timeoutMs);
   }
 
-  /** GET: the transaction, or null when tarde does not know it (NOT_FOUND). */
-  async get(txId) {
+  /**
+   * GET: the transaction, or null when tarde does not know it (NOT_FOUND).
+   * With `{ payload: true }` its `payload` (a Buffer) is read too.
+   */
+  async get(txId, options) {
     p.checkTxId(txId);
-    return this._send(['GET', txId], undefined, p.decodeTx, this.timeoutMs);
+    const o = options == null ? {} : options;
+    const tokens = o.payload ? ['GET', txId, 'payload=1'] : ['GET', txId];
+    return this._send(tokens, undefined, p.decodeTx, this.timeoutMs);
+  }
+
+  /** TOUCH: extends the lease this connection holds (status OK), else STALE. */
+  async touch(txId, attempt) {
+    p.checkTxId(txId);
+    const a = p.checkAttempt(attempt);
+    return this._send(['TOUCH', txId, String(a)], undefined, p.decodeSummary, this.timeoutMs);
+  }
+
+  /** PAUSE: the queue hands nothing out until RESUME. Idempotent; resolves 'PAUSED'. */
+  async pause(queue) {
+    p.checkQueue(queue);
+    return this._send(['PAUSE', queue], undefined, p.expectQueueWord('PAUSED', queue), this.timeoutMs);
+  }
+
+  /** RESUME: the queue hands out requests again. Idempotent; resolves 'RESUMED'. */
+  async resume(queue) {
+    p.checkQueue(queue);
+    return this._send(['RESUME', queue], undefined, p.expectQueueWord('RESUMED', queue), this.timeoutMs);
+  }
+
+  /** REDRIVE_ALL: redrives the matching dead letters ({ prefix, lastError, limit }); resolves how many. */
+  async redriveAll(queue, options) {
+    p.checkQueue(queue);
+    const tokens = ['REDRIVE_ALL', queue, ...p.bulkTokens(options)];
+    return this._send(tokens, undefined, p.decodeCount('REDRIVEN'), this.timeoutMs);
+  }
+
+  /**
+   * RESOLVE_ALL: ends the matching dead letters' transactions as `outcome`
+   * (SUCCEEDED or FAILED; { prefix, lastError, reason, limit }); resolves how many.
+   */
+  async resolveAll(queue, outcome, options) {
+    p.checkQueue(queue);
+    if (typeof outcome !== 'string' || !p.RESOLUTIONS.includes(outcome)) {
+      throw new RangeError(`outcome must be SUCCEEDED or FAILED, got ${p.describe(outcome)}`);
+    }
+    const o = options == null ? {} : options;
+    const tokens = ['RESOLVE_ALL', queue, outcome, ...p.bulkTokens(o)];
+    if (o.reason !== undefined && o.reason !== null) tokens.push(`reason=${p.checkReason(o.reason)}`);
+    return this._send(tokens, undefined, p.decodeCount('RESOLVED'), this.timeoutMs);
   }
 
   /** HISTORY: the kept events, oldest first, or null when the transaction is unknown. */
@@ -443,6 +501,7 @@ class Client extends EventEmitter {
     const o = options == null ? {} : options;
     const tokens = ['DEADLETTERS', queue];
     if (o.limit !== undefined && o.limit !== null) tokens.push(`limit=${p.checkWhole(o.limit, 'limit', 1, 100000)}`);
+    if (o.payload) tokens.push('payload=1');
     return this._send(tokens, undefined, p.decodeLetters, this.timeoutMs);
   }
 
@@ -497,7 +556,7 @@ class Client extends EventEmitter {
    */
   async command(verb, args, payload) {
     p.checkString('verb', verb);
-    if (!/^[A-Z]{1,32}$/.test(verb)) throw new RangeError(`verb must be upper-case letters, got ${p.describe(verb)}`);
+    if (!/^[A-Z_]{1,32}$/.test(verb)) throw new RangeError(`verb must be upper-case letters, got ${p.describe(verb)}`);
     const list = args == null ? [] : args;
     if (!Array.isArray(list)) throw new TypeError('args must be an array of strings');
     for (const a of list) {

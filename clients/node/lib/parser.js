@@ -1,10 +1,14 @@
 'use strict';
 
 // A streaming parser for the server's replies. Replies describe their own
-// length, so the parser needs no knowledge of the commands sent:
+// length, so the parser needs to know only one thing of the commands sent:
+// whether a GET or DEADLETTERS asked for payloads (payload=1), which it asks
+// `wantsPayloads(i)` for the i-th reply completed by this push:
 //
-//   REQUEST <tx> <attempt> <key> <deliveries> <bytes>\r\n<payload>\r\n
+//   REQUEST <tx> <attempt> <key> <handouts> <bytes>\r\n<payload>\r\n
 //   STATS n / EVENTS n / LETTERS n, then n lines
+//   with payloads: TX ... payload_bytes=n, or each LETTER line, then
+//     n bytes and CRLF
 //   anything else: one line
 //
 // push() takes chunks split anywhere (inside a line, inside a payload, inside
@@ -16,8 +20,16 @@ const { protocolError } = require('./protocol');
 const LIST_HEADS = new Set(['STATS', 'EVENTS', 'LETTERS']);
 const MAX_LINE = 1 << 20; // a reply line this long is not tarde talking
 
+// The n of a line's payload_bytes=n.
+function payloadBytes(line) {
+  const m = / payload_bytes=(\d+)(?: |$)/.exec(line);
+  if (!m) throw protocolError(`no payload_bytes in ${JSON.stringify(line)}`);
+  return Number(m[1]);
+}
+
 class ReplyParser {
-  constructor() {
+  constructor(wantsPayloads) {
+    this._wantsPayloads = wantsPayloads || (() => false);
     this._parts = [];
     this._partsLen = 0;
     this._need = 1; // bytes needed before parsing can progress
@@ -40,14 +52,21 @@ class ReplyParser {
           break;
         }
         if (buf[pos + len] !== 13 || buf[pos + len + 1] !== 10) {
-          throw protocolError('a REQUEST payload is not followed by CRLF');
+          throw protocolError('a payload is not followed by CRLF');
         }
         // Copy: the payload outlives this chunk, which may be large.
-        this._frame.payload = Buffer.from(buf.subarray(pos, pos + len));
+        const payload = Buffer.from(buf.subarray(pos, pos + len));
         pos += len + 2;
+        this._payloadLen = -1;
+        if (this._frame.lines) {
+          // a LETTER's payload
+          this._frame.payloads.push(payload);
+          if (this._frame.lines.length < this._frame.count) continue;
+        } else {
+          this._frame.payload = payload;
+        }
         out.push(this._frame);
         this._frame = null;
-        this._payloadLen = -1;
         continue;
       }
       const nl = buf.indexOf(10, pos);
@@ -62,6 +81,10 @@ class ReplyParser {
       if (this._frame) {
         // a line of a STATS / EVENTS / LETTERS list
         this._frame.lines.push(line);
+        if (this._frame.payloads) {
+          this._payloadLen = payloadBytes(line);
+          continue;
+        }
         if (this._frame.lines.length === this._frame.count) {
           out.push(this._frame);
           this._frame = null;
@@ -81,8 +104,14 @@ class ReplyParser {
         if (!/^\d+$/.test(tokens[1])) throw protocolError(`bad ${head} count in ${JSON.stringify(line)}`);
         const count = Number(tokens[1]);
         const frame = { line, tokens, lines: [], count };
+        if (head === 'LETTERS' && this._wantsPayloads(out.length)) frame.payloads = [];
         if (count === 0) out.push(frame);
         else this._frame = frame;
+        continue;
+      }
+      if (head === 'TX' && this._wantsPayloads(out.length)) {
+        this._frame = { line, tokens, payload: null };
+        this._payloadLen = payloadBytes(line);
         continue;
       }
       out.push({ line, tokens });

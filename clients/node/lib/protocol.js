@@ -290,7 +290,9 @@ function decodeTx(frame) {
   const t = frame.tokens;
   if (t[0] === 'NOT_FOUND' && t.length === 2) return null;
   if (t[0] !== 'TX') throw protocolError(`unexpected reply to GET ${JSON.stringify(frame.line)}`);
-  return decodeFields(t, 1);
+  const tx = renameDeliveries(decodeFields(t, 1));
+  if (frame.payload) tx.payload = frame.payload;
+  return tx;
 }
 
 function decodeRequest(frame) {
@@ -301,9 +303,59 @@ function decodeRequest(frame) {
     txId: t[1],
     attempt: toNumber(t[2], 'attempt'),
     key: t[3],
-    deliveries: toNumber(t[4], 'deliveries'),
+    handouts: toNumber(t[4], 'handouts'),
     payload: frame.payload,
   };
+}
+
+/** A field an older server named `deliveries`: renamed `failedDeliveries`. */
+function renameDeliveries(fields) {
+  if (fields.deliveries !== undefined && fields.failedDeliveries === undefined) {
+    fields.failedDeliveries = fields.deliveries;
+    delete fields.deliveries;
+  }
+  return fields;
+}
+
+/** `<word> n` (REDRIVEN 3): n. */
+function decodeCount(word) {
+  return (frame) => {
+    const t = frame.tokens;
+    if (t[0] !== word || t.length !== 2) throw protocolError(`expected ${word} n, got ${JSON.stringify(frame.line)}`);
+    return toNumber(t[1], word);
+  };
+}
+
+/** `PAUSED <queue>` / `RESUMED <queue>`: the word. */
+function expectQueueWord(word, queue) {
+  return (frame) => {
+    const t = frame.tokens;
+    if (t[0] !== word || t.length !== 2 || t[1] !== queue) throw protocolError(`expected ${word} ${queue}, got ${JSON.stringify(frame.line)}`);
+    return word;
+  };
+}
+
+const QUEUES_MAX = 16; // PROTOCOL.md: RESERVE names at most 16 queues
+
+/** RESERVE's first token: one queue, or an array of distinct queues joined by commas. */
+function queueList(queue) {
+  if (!Array.isArray(queue)) return checkQueue(queue);
+  if (queue.length === 0 || queue.length > QUEUES_MAX) {
+    throw new RangeError(`reserve takes 1 to ${QUEUES_MAX} queues, got ${queue.length}`);
+  }
+  for (const q of queue) checkQueue(q);
+  if (new Set(queue).size !== queue.length) throw new RangeError('a queue is named twice');
+  return queue.join(',');
+}
+
+/** The filter and limit options of REDRIVE_ALL and RESOLVE_ALL. */
+function bulkTokens(options) {
+  const o = options == null ? {} : options;
+  const tokens = [];
+  if (o.prefix !== undefined && o.prefix !== null) tokens.push(`prefix=${checkTxId(o.prefix)}`);
+  if (o.lastError !== undefined && o.lastError !== null) tokens.push(`last_error=${checkReason(o.lastError)}`);
+  if (o.limit !== undefined && o.limit !== null) tokens.push(`limit=${checkWhole(o.limit, 'limit', 1, 10000)}`);
+  return tokens;
 }
 
 function decodeList(head, item) {
@@ -311,10 +363,13 @@ function decodeList(head, item) {
     const t = frame.tokens;
     if (head === 'EVENTS' && t[0] === 'NOT_FOUND' && t.length === 2) return null;
     if (t[0] !== head || !frame.lines) throw protocolError(`expected ${head}, got ${JSON.stringify(frame.line)}`);
-    return frame.lines.map((line) => {
+    return frame.lines.map((line, i) => {
       const lt = line.split(' ').filter(Boolean);
       if (lt[0] !== item) throw protocolError(`expected ${item}, got ${JSON.stringify(line)}`);
-      return decodeFields(lt, 1);
+      const fields = decodeFields(lt, 1);
+      if (item !== 'LETTER') return fields;
+      if (frame.payloads) fields.payload = frame.payloads[i];
+      return renameDeliveries(fields);
     });
   };
 }
@@ -425,6 +480,10 @@ module.exports = {
   decodeStats,
   decodeConfig,
   decodeBackup,
+  decodeCount,
   expectWord,
+  expectQueueWord,
+  queueList,
+  bulkTokens,
   describe,
 };

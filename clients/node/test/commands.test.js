@@ -60,7 +60,7 @@ test('GET: every field in camelCase; null for NOT_FOUND', { timeout: 30000 }, as
   await c.enqueue('cmd', 'G=1', 'hello');
   const tx = await c.get('G=1');
   assert.deepEqual(Object.keys(tx).sort(), [
-    'attempt', 'createdAt', 'deadlineAt', 'deliveries', 'maxAttempts', 'nextAttempt', 'nextFireAt',
+    'attempt', 'createdAt', 'deadlineAt', 'failedDeliveries', 'maxAttempts', 'nextAttempt', 'nextFireAt',
     'payloadBytes', 'queue', 'reason', 'state', 'transients', 'txId', 'updatedAt',
   ]);
   assert.equal(tx.txId, 'G=1', 'an id with = survives');
@@ -80,11 +80,11 @@ test('RESERVE: REQUEST with binary payload, EMPTY; SENT OK, STALE, NOT_FOUND', {
   await c.config('rsv', {});
   await c.enqueue('rsv', 'R-1', payload);
   const req = await c.reserve('rsv');
-  assert.deepEqual(Object.keys(req).sort(), ['attempt', 'deliveries', 'key', 'payload', 'txId']);
+  assert.deepEqual(Object.keys(req).sort(), ['attempt', 'handouts', 'key', 'payload', 'txId']);
   assert.equal(req.txId, 'R-1');
   assert.equal(req.attempt, 1);
   assert.equal(req.key, 'R-1#1');
-  assert.equal(req.deliveries, 1);
+  assert.equal(req.handouts, 1);
   assert.ok(Buffer.isBuffer(req.payload));
   assert.deepEqual(req.payload, payload);
   assert.equal(await c.reserve('rsv'), null);
@@ -157,16 +157,16 @@ test('RELEASE: OK with delay, STALE from another connection, BURIED; DEADLETTERS
   assertSummary(await c.release(req.txId, req.attempt, { delay: 50, reason: 'SOCKET_RESET' }), 'OK', 'L-1', 'SENDING', 0, 1);
   const again = await c.reserve('rel', { wait: 5000 });
   assert.equal(again.txId, 'L-1');
-  assert.equal(again.deliveries, 2);
+  assert.equal(again.handouts, 2);
   assertSummary(await c.release('L-1', 1), 'BURIED', 'L-1', 'SENDING', 0, 1);
 
   const letters = await c.deadletters('rel');
   assert.equal(letters.length, 1);
-  assert.deepEqual(Object.keys(letters[0]).sort(), ['attempt', 'buriedAt', 'deliveries', 'key', 'lastError', 'txId']);
+  assert.deepEqual(Object.keys(letters[0]).sort(), ['attempt', 'buriedAt', 'failedDeliveries', 'key', 'lastError', 'payloadBytes', 'txId']);
   assert.equal(letters[0].txId, 'L-1');
   assert.equal(letters[0].attempt, 1);
   assert.equal(letters[0].key, 'L-1#1');
-  assert.equal(letters[0].deliveries, 2);
+  assert.equal(letters[0].failedDeliveries, 2);
   assert.equal(letters[0].lastError, 'RELEASED');
   assert.ok(letters[0].buriedAt > 0);
   assert.deepEqual(await c.deadletters('rel', { limit: 1 }), letters);
@@ -177,7 +177,7 @@ test('RELEASE: OK with delay, STALE from another connection, BURIED; DEADLETTERS
   assert.deepEqual(await c.deadletters('rel'), []);
   const back = await c.reserve('rel');
   assert.equal(back.txId, 'L-1');
-  assert.equal(back.deliveries, 1);
+  assert.equal(back.handouts, 1);
 });
 
 test('RESOLVE: OK from SCHEDULED, CONFLICT from IN_FLIGHT, STALE when terminal, NOT_FOUND', { timeout: 30000 }, async () => {

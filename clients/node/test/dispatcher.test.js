@@ -199,14 +199,14 @@ test('close(): a request reserved during close is released, not handled', { time
   assert.equal(d.stats.released, 1);
   const tx = await c.get('HELD-1');
   assert.equal(tx.state, 'SENDING');
-  assert.equal(tx.deliveries, 1);
+  assert.equal(tx.failedDeliveries, 1);
   const last = (await c.history('HELD-1')).at(-1);
   assert.equal(last.cause, 'RELEASE');
   assert.equal(last.reason, 'SHUTDOWN');
   // and it is ready again for the next dispatcher
   const r = await c.reserve(q);
   assert.equal(r.txId, 'HELD-1');
-  assert.equal(r.deliveries, 2);
+  assert.equal(r.handouts, 2);
   await c.respond(r.txId, r.attempt, 'SUCCESS');
 });
 

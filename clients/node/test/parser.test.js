@@ -171,3 +171,25 @@ test('client matches pipelined replies delivered one byte per TCP write', async 
   await client.close();
   assert.ok(replies.length >= 1);
 });
+
+test('parser: payloads after TX and LETTER lines, split at every byte', () => {
+  const stream = Buffer.from(
+    'TX id=a payload_bytes=3\r\na\r\n\r\nLETTERS 2\r\nLETTER tx=b payload_bytes=0\r\n\r\n' +
+      'LETTER tx=c payload_bytes=2\r\nxy\r\nTX id=d payload_bytes=1\r\nPONG\r\n',
+  );
+  const wants = [true, true, false, false];
+  for (let cut = 0; cut <= stream.length; cut++) {
+    const frames = [];
+    const parser = new ReplyParser((i) => wants[frames.length + i]);
+    for (const part of [stream.subarray(0, cut), stream.subarray(cut)]) frames.push(...parser.push(part));
+    assert.equal(frames.length, 4, `cut ${cut}`);
+    assert.equal(frames[0].payload.toString(), 'a\r\n');
+    assert.deepEqual(frames[1].payloads.map(String), ['', 'xy']);
+    assert.equal(frames[2].payload, undefined);
+    assert.equal(frames[3].line, 'PONG');
+  }
+  // an old server's `deliveries` is read as failedDeliveries
+  const { decodeLetters } = require('../lib/protocol');
+  const letters = decodeLetters({ tokens: ['LETTERS', '1'], lines: ['LETTER tx=a deliveries=5'] });
+  assert.equal(letters[0].failedDeliveries, 5);
+});

@@ -22,6 +22,15 @@ async function producer(): Promise<void> {
   const backup: BackupMade = await client.backup({ timeoutMs: 600_000 });
   console.log(backup.id, backup.bytes, backup.files, backup.tookMs);
   const req: Request | null = await client.reserve('payments', { wait: '5s' });
+  const any: Request | null = await client.reserve(['payments', 'refunds'], { wait: 1000 });
+  if (any) console.log(any.handouts, (await client.touch(any.txId, any.attempt)).status);
+  const paused: 'PAUSED' = await client.pause('payments');
+  await client.resume('payments');
+  const redriven: number = await client.redriveAll('payments', { prefix: 'TX-', lastError: 'LEASE_EXPIRED', limit: 500 });
+  const resolved: number = await client.resolveAll('payments', 'FAILED', { reason: 'GAVE_UP' });
+  const withBody: Transaction | null = await client.get('TX-1', { payload: true });
+  const bodies: DeadLetter[] = await client.deadletters('payments', { payload: true, limit: 10 });
+  console.log(paused, redriven, resolved, withBody?.payload?.length, bodies[0]?.failedDeliveries);
   if (req) {
     const payload: Buffer = req.payload;
     const r: Result = await client.respond(req.txId, req.attempt, 'TRANSIENT', { reason: 'HTTP_503', retryAfter: 1000 });

@@ -9,6 +9,7 @@ result. The blocking client and the asyncio client drive the same parsers.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import math
 import re
@@ -278,6 +279,11 @@ def _take_int(fields: Dict[str, str], name: str, what: str) -> int:
     return _int(fields.pop(name), name)
 
 
+def _take_renamed_int(fields: Dict[str, str], name: str, old_name: str, what: str) -> int:
+    """A field renamed since: the new name, else the old one (older servers)."""
+    return _take_int(fields, name if name in fields else old_name, what)
+
+
 def _take_str(fields: Dict[str, str], name: str, what: str) -> str:
     if name not in fields:
         raise ProtocolError(f"{what} reply without {name}")
@@ -327,7 +333,7 @@ def reserve_reply() -> Parser:
     size = _int(parts[5], "payload length")
     payload = yield size
     return Request(
-        parts[1], _int(parts[2], "attempt"), parts[3], _int(parts[4], "deliveries"), payload
+        parts[1], _int(parts[2], "attempt"), parts[3], _int(parts[4], "handouts"), payload
     )
 
 
@@ -348,7 +354,7 @@ def parse_transaction_line(line: str) -> Transaction:
         deadline_at=_take_int(f, "deadline_at", w),
         created_at=_take_int(f, "created_at", w),
         updated_at=_take_int(f, "updated_at", w),
-        deliveries=_take_int(f, "deliveries", w),
+        failed_deliveries=_take_renamed_int(f, "failed_deliveries", "deliveries", w),
         transients=_take_int(f, "transients", w),
         reason=_none_if_dash(_take_str(f, "reason", w)),
         payload_bytes=_take_int(f, "payload_bytes", w),
@@ -356,12 +362,16 @@ def parse_transaction_line(line: str) -> Transaction:
     )
 
 
-def get_reply() -> Parser:
+def get_reply(payload: bool = False) -> Parser:
     raw = yield LINE
     line = _first(raw)
     if line.startswith("NOT_FOUND "):
         return None
-    return parse_transaction_line(line)
+    tx = parse_transaction_line(line)
+    if not payload:
+        return tx
+    body = yield tx.payload_bytes
+    return dataclasses.replace(tx, payload=body)
 
 
 def parse_event_line(line: str) -> Event:
@@ -402,9 +412,10 @@ def parse_letter_line(line: str) -> Letter:
         tx_id=_take_str(f, "tx", w),
         attempt=_take_int(f, "attempt", w),
         key=_take_str(f, "key", w),
-        deliveries=_take_int(f, "deliveries", w),
+        failed_deliveries=_take_renamed_int(f, "failed_deliveries", "deliveries", w),
         buried_at=_take_int(f, "buried_at", w),
         last_error=_none_if_dash(_take_str(f, "last_error", w)),
+        payload_bytes=_take_int(f, "payload_bytes", w) if "payload_bytes" in f else 0,
         extra=f,
     )
 
@@ -429,14 +440,29 @@ def history_reply() -> Parser:
     return events
 
 
-def deadletters_reply() -> Parser:
+def deadletters_reply(payload: bool = False) -> Parser:
     raw = yield LINE
     n = _counted("LETTERS", _first(raw))
     letters: List[Letter] = []
     for _ in range(n):
         raw = yield LINE
-        letters.append(parse_letter_line(_line(raw)))
+        letter = parse_letter_line(_line(raw))
+        if payload:
+            body = yield letter.payload_bytes
+            letter = dataclasses.replace(letter, payload=body)
+        letters.append(letter)
     return letters
+
+
+def count_reply(word: str) -> Parser:
+    """``<word> n`` (``REDRIVEN 3``): the number."""
+    raw = yield LINE
+    return _counted(word, _first(raw))
+
+
+def queue_word_reply(word: str, queue: str) -> Parser:
+    """``PAUSED <queue>`` / ``RESUMED <queue>``."""
+    return word_reply(f"{word} {queue}")
 
 
 def config_reply() -> Parser:
@@ -554,9 +580,53 @@ def resolve_request(tx_id: str, outcome: str, reason: Optional[str]) -> bytes:
     return command(*tokens)
 
 
-def reserve_request(queue: str, wait: Optional[Duration]) -> Tuple[bytes, float]:
+QUEUES_MAX = 16  # PROTOCOL.md: RESERVE names at most 16 queues
+
+
+def queues_arg(value: Any) -> bytes:
+    """One queue, or a list of distinct queues joined by commas."""
+    if isinstance(value, (str, bytes)):
+        return queue_arg(value)
+    names = [queue_arg(q) for q in value]
+    if not names or len(names) > QUEUES_MAX:
+        raise ValueError(f"reserve takes 1 to {QUEUES_MAX} queues, got {len(names)}")
+    if len(set(names)) != len(names):
+        raise ValueError("a queue is named twice")
+    return b",".join(names)
+
+
+def bulk_options(
+    prefix: Optional[str], last_error: Optional[str], limit: Optional[int]
+) -> List[bytes]:
+    """The filter and limit of REDRIVE_ALL and RESOLVE_ALL."""
+    tokens: List[bytes] = []
+    if prefix is not None:
+        tokens.append(b"prefix=" + tx_id_arg(prefix, "prefix"))
+    if last_error is not None:
+        tokens.append(b"last_error=" + token_arg(last_error, "last_error"))
+    if limit is not None:
+        tokens.append(b"limit=" + int_arg(limit, "limit", 1, 10000))
+    return tokens
+
+
+def resolve_all_request(
+    queue: str,
+    outcome: str,
+    prefix: Optional[str],
+    last_error: Optional[str],
+    reason: Optional[str],
+    limit: Optional[int],
+) -> bytes:
+    tokens = [b"RESOLVE_ALL", queue_arg(queue), outcome_arg(outcome, RESOLUTIONS, "outcome")]
+    tokens += bulk_options(prefix, last_error, limit)
+    if reason is not None:
+        tokens.append(b"reason=" + token_arg(reason, "reason"))
+    return command(*tokens)
+
+
+def reserve_request(queue: Any, wait: Optional[Duration]) -> Tuple[bytes, float]:
     """The RESERVE line and how many seconds the server may hold the reply back."""
-    tokens = [b"RESERVE", queue_arg(queue)]
+    tokens = [b"RESERVE", queues_arg(queue)]
     extra = 0.0
     if wait is not None:
         ms = duration_ms(wait, "wait")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import socket
-from typing import Any, Deque, Dict, List, Optional, Tuple, Union
+from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _protocol as p
 from .errors import ProtocolError, TardeError
@@ -259,7 +259,9 @@ class Client:
         )
         return await self._call(data, p.summary_reply())  # type: ignore[no-any-return]
 
-    async def reserve(self, queue: str, wait: Optional[p.Duration] = None) -> Optional[Request]:
+    async def reserve(
+        self, queue: Union[str, Sequence[str]], wait: Optional[p.Duration] = None
+    ) -> Optional[Request]:
         data, extra = p.reserve_request(queue, wait)
         return await self._call(data, p.reserve_reply(), extra)  # type: ignore[no-any-return]
 
@@ -292,17 +294,67 @@ class Client:
         data = p.resolve_request(tx_id, outcome, reason)
         return await self._call(data, p.summary_reply())  # type: ignore[no-any-return]
 
-    async def get(self, tx_id: str) -> Optional[Transaction]:
-        data = p.command(b"GET", p.tx_id_arg(tx_id))
-        return await self._call(data, p.get_reply())  # type: ignore[no-any-return]
+    async def touch(self, tx_id: str, attempt: int) -> Summary:
+        """``TOUCH``: extend the lease this connection holds (``OK``), else ``STALE``."""
+        data = p.command(b"TOUCH", p.tx_id_arg(tx_id), p.attempt_arg(attempt))
+        return await self._call(data, p.summary_reply())  # type: ignore[no-any-return]
+
+    async def pause(self, queue: str) -> None:
+        """``PAUSE``: the queue hands nothing out until ``resume`` (idempotent, persisted)."""
+        data = p.command(b"PAUSE", p.queue_arg(queue))
+        await self._call(data, p.queue_word_reply("PAUSED", queue))
+
+    async def resume(self, queue: str) -> None:
+        """``RESUME``: the queue hands out requests again (idempotent)."""
+        data = p.command(b"RESUME", p.queue_arg(queue))
+        await self._call(data, p.queue_word_reply("RESUMED", queue))
+
+    async def redrive_all(
+        self,
+        queue: str,
+        prefix: Optional[str] = None,
+        last_error: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> int:
+        """``REDRIVE_ALL``: redrive the matching dead letters (at most ``limit``, server default 100).
+
+        Returns how many were redriven.
+        """
+        tokens = p.bulk_options(prefix, last_error, limit)
+        data = p.command(b"REDRIVE_ALL", p.queue_arg(queue), *tokens)
+        return await self._call(data, p.count_reply("REDRIVEN"))  # type: ignore[no-any-return]
+
+    async def resolve_all(
+        self,
+        queue: str,
+        outcome: str,
+        prefix: Optional[str] = None,
+        last_error: Optional[str] = None,
+        reason: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> int:
+        """``RESOLVE_ALL``: end the matching dead letters' transactions as ``outcome``.
+
+        Returns how many were resolved.
+        """
+        data = p.resolve_all_request(queue, outcome, prefix, last_error, reason, limit)
+        return await self._call(data, p.count_reply("RESOLVED"))  # type: ignore[no-any-return]
+
+    async def get(self, tx_id: str, payload: bool = False) -> Optional[Transaction]:
+        extra = [b"payload=1"] if payload else []
+        data = p.command(b"GET", p.tx_id_arg(tx_id), *extra)
+        return await self._call(data, p.get_reply(payload))  # type: ignore[no-any-return]
 
     async def history(self, tx_id: str, limit: Optional[int] = None) -> Optional[List[Event]]:
         data = p.command(b"HISTORY", p.tx_id_arg(tx_id), *p.limit_option(limit))
         return await self._call(data, p.history_reply())  # type: ignore[no-any-return]
 
-    async def deadletters(self, queue: str, limit: Optional[int] = None) -> List[Letter]:
-        data = p.command(b"DEADLETTERS", p.queue_arg(queue), *p.limit_option(limit))
-        return await self._call(data, p.deadletters_reply())  # type: ignore[no-any-return]
+    async def deadletters(
+        self, queue: str, limit: Optional[int] = None, payload: bool = False
+    ) -> List[Letter]:
+        extra = [b"payload=1"] if payload else []
+        data = p.command(b"DEADLETTERS", p.queue_arg(queue), *p.limit_option(limit), *extra)
+        return await self._call(data, p.deadletters_reply(payload))  # type: ignore[no-any-return]
 
     async def redrive(self, queue: str, tx_id: str) -> Summary:
         data = p.command(b"REDRIVE", p.queue_arg(queue), p.tx_id_arg(tx_id))

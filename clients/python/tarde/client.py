@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _protocol as p
 from .errors import ProtocolError, TardeError, error_from_reply
@@ -207,8 +207,15 @@ class Client:
         )
         return self._call(data, p.summary_reply())  # type: ignore[no-any-return]
 
-    def reserve(self, queue: str, wait: Optional[p.Duration] = None) -> Optional[Request]:
-        """``RESERVE``: the oldest ready request, leased to this connection, or ``None`` (``EMPTY``)."""
+    def reserve(
+        self, queue: Union[str, Sequence[str]], wait: Optional[p.Duration] = None
+    ) -> Optional[Request]:
+        """``RESERVE``: the oldest ready request, leased to this connection, or ``None`` (``EMPTY``).
+
+        ``queue`` may be a list of up to 16 queues: the request comes from
+        whichever has one, the server rotating which it tries first on each
+        call of this connection. The reply does not say which queue; ``get`` does.
+        """
         data, extra = p.reserve_request(queue, wait)
         return self._call(data, p.reserve_reply(), extra)  # type: ignore[no-any-return]
 
@@ -248,20 +255,70 @@ class Client:
         data = p.resolve_request(tx_id, outcome, reason)
         return self._call(data, p.summary_reply())  # type: ignore[no-any-return]
 
-    def get(self, tx_id: str) -> Optional[Transaction]:
+    def touch(self, tx_id: str, attempt: int) -> Summary:
+        """``TOUCH``: extend the lease this connection holds (``OK``), else ``STALE``."""
+        data = p.command(b"TOUCH", p.tx_id_arg(tx_id), p.attempt_arg(attempt))
+        return self._call(data, p.summary_reply())  # type: ignore[no-any-return]
+
+    def pause(self, queue: str) -> None:
+        """``PAUSE``: the queue hands nothing out until ``resume`` (idempotent, persisted)."""
+        data = p.command(b"PAUSE", p.queue_arg(queue))
+        self._call(data, p.queue_word_reply("PAUSED", queue))
+
+    def resume(self, queue: str) -> None:
+        """``RESUME``: the queue hands out requests again (idempotent)."""
+        data = p.command(b"RESUME", p.queue_arg(queue))
+        self._call(data, p.queue_word_reply("RESUMED", queue))
+
+    def redrive_all(
+        self,
+        queue: str,
+        prefix: Optional[str] = None,
+        last_error: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> int:
+        """``REDRIVE_ALL``: redrive the matching dead letters (at most ``limit``, server default 100).
+
+        Returns how many were redriven.
+        """
+        tokens = p.bulk_options(prefix, last_error, limit)
+        data = p.command(b"REDRIVE_ALL", p.queue_arg(queue), *tokens)
+        return self._call(data, p.count_reply("REDRIVEN"))  # type: ignore[no-any-return]
+
+    def resolve_all(
+        self,
+        queue: str,
+        outcome: str,
+        prefix: Optional[str] = None,
+        last_error: Optional[str] = None,
+        reason: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> int:
+        """``RESOLVE_ALL``: end the matching dead letters' transactions as ``outcome``.
+
+        Returns how many were resolved.
+        """
+        data = p.resolve_all_request(queue, outcome, prefix, last_error, reason, limit)
+        return self._call(data, p.count_reply("RESOLVED"))  # type: ignore[no-any-return]
+
+    def get(self, tx_id: str, payload: bool = False) -> Optional[Transaction]:
         """``GET``: the transaction, or ``None`` when tarde does not know it."""
-        data = p.command(b"GET", p.tx_id_arg(tx_id))
-        return self._call(data, p.get_reply())  # type: ignore[no-any-return]
+        extra = [b"payload=1"] if payload else []
+        data = p.command(b"GET", p.tx_id_arg(tx_id), *extra)
+        return self._call(data, p.get_reply(payload))  # type: ignore[no-any-return]
 
     def history(self, tx_id: str, limit: Optional[int] = None) -> Optional[List[Event]]:
         """``HISTORY``: audit events oldest first, or ``None`` for an unknown transaction."""
         data = p.command(b"HISTORY", p.tx_id_arg(tx_id), *p.limit_option(limit))
         return self._call(data, p.history_reply())  # type: ignore[no-any-return]
 
-    def deadletters(self, queue: str, limit: Optional[int] = None) -> List[Letter]:
+    def deadletters(
+        self, queue: str, limit: Optional[int] = None, payload: bool = False
+    ) -> List[Letter]:
         """``DEADLETTERS``: the queue's dead letters in ``tx_id`` order."""
-        data = p.command(b"DEADLETTERS", p.queue_arg(queue), *p.limit_option(limit))
-        return self._call(data, p.deadletters_reply())  # type: ignore[no-any-return]
+        extra = [b"payload=1"] if payload else []
+        data = p.command(b"DEADLETTERS", p.queue_arg(queue), *p.limit_option(limit), *extra)
+        return self._call(data, p.deadletters_reply(payload))  # type: ignore[no-any-return]
 
     def redrive(self, queue: str, tx_id: str) -> Summary:
         """``REDRIVE``: make a dead letter ready again (``OK``) or ``NOT_FOUND``."""

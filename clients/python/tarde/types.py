@@ -62,8 +62,13 @@ class Request:
     tx_id: str
     attempt: int
     key: str
-    deliveries: int
+    handouts: int  # hand-outs of this request, this one included
     payload: bytes
+
+    @property
+    def deliveries(self) -> int:
+        """The former name of ``handouts``."""
+        return self.handouts
 
 
 @dataclass(frozen=True)
@@ -83,11 +88,17 @@ class Transaction:
     deadline_at: int
     created_at: int
     updated_at: int
-    deliveries: int
+    failed_deliveries: int  # older servers call it ``deliveries``
     transients: int
     reason: Optional[str]
     payload_bytes: int
     extra: Dict[str, str] = field(default_factory=_no_fields, compare=False)
+    payload: Optional[bytes] = None  # set by ``get(tx_id, payload=True)``
+
+    @property
+    def deliveries(self) -> int:
+        """The former name of ``failed_deliveries``."""
+        return self.failed_deliveries
 
     @property
     def terminal(self) -> bool:
@@ -132,10 +143,17 @@ class Letter:
     tx_id: str
     attempt: int
     key: str
-    deliveries: int
+    failed_deliveries: int  # older servers call it ``deliveries``
     buried_at: int
     last_error: Optional[str]
     extra: Dict[str, str] = field(default_factory=_no_fields, compare=False)
+    payload_bytes: int = 0  # 0 from servers that do not show it
+    payload: Optional[bytes] = None  # set by ``deadletters(queue, payload=True)``
+
+    @property
+    def deliveries(self) -> int:
+        """The former name of ``failed_deliveries``."""
+        return self.failed_deliveries
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,8 @@ class CommandsTest(ServerTestCase):
         self.assertIsNone(self.c.reserve(self.q))  # not ready for 5 s
         t = self.c.get(tx)
         assert t is not None
-        self.assertEqual(t.deliveries, 1)
+        self.assertEqual(t.failed_deliveries, 1)
+        self.assertEqual(t.deliveries, 1)  # the former name still reads
         # Another connection does not hold the lease: STALE.
         self.c.enqueue(self.q, tx + "b")
         self.c.reserve(self.q)
@@ -127,7 +128,7 @@ class CommandsTest(ServerTestCase):
         letters = self.c.deadletters(q)
         self.assertEqual(len(letters), 1)
         letter = letters[0]
-        self.assertEqual((letter.tx_id, letter.attempt, letter.key, letter.deliveries, letter.last_error), (tx, 1, f"{tx}#1", 1, "BOOM"))
+        self.assertEqual((letter.tx_id, letter.attempt, letter.key, letter.failed_deliveries, letter.last_error), (tx, 1, f"{tx}#1", 1, "BOOM"))
         self.assertGreater(letter.buried_at, now_ms() - 60_000)
         self.assertEqual(len(self.c.deadletters(q, limit=1)), 1)
         r = self.c.redrive(q, tx)
@@ -136,7 +137,7 @@ class CommandsTest(ServerTestCase):
         self.assertEqual(self.c.redrive(q, tx).status, "NOT_FOUND")
         req = self.c.reserve(q)
         assert req is not None
-        self.assertEqual((req.tx_id, req.deliveries), (tx, 1))
+        self.assertEqual((req.tx_id, req.handouts), (tx, 1))
 
     def test_respond_outcomes(self) -> None:
         ids = {o: unique(o) for o in ("SUCCESS", "CANCELLED", "TRANSIENT", "REJECTED")}
@@ -184,7 +185,7 @@ class CommandsTest(ServerTestCase):
         t = self.c.get(tx)
         assert t is not None
         self.assertEqual(
-            (t.tx_id, t.queue, t.state, t.attempt, t.next_attempt, t.max_attempts, t.next_fire_at, t.deadline_at, t.deliveries, t.transients, t.reason, t.payload_bytes),
+            (t.tx_id, t.queue, t.state, t.attempt, t.next_attempt, t.max_attempts, t.next_fire_at, t.deadline_at, t.failed_deliveries, t.transients, t.reason, t.payload_bytes),
             (tx, self.q, "SENDING", 0, 1, 3, 0, 0, 0, 0, None, 5),
         )
         self.assertGreater(t.created_at, now_ms() - 60_000)

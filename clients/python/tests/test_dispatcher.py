@@ -197,7 +197,7 @@ class DispatcherTest(ServerTestCase):
         self.assertEqual(running.dispatcher.counters().get("released"), 1)
         r = c.reserve(q)  # ready again at once
         assert r is not None
-        self.assertEqual((r.tx_id, r.deliveries), (tx, 2))
+        self.assertEqual((r.tx_id, r.handouts), (tx, 2))
 
     def test_constructor_validates(self) -> None:
         ok = lambda r: tarde.Answer.success()  # noqa: E731

@@ -155,6 +155,17 @@ class ParserTest(unittest.TestCase):
         )
         self.assertEqual(letters, [tarde.Letter("TX-9", 2, "TX-9#2", 5, 7, "LEASE_EXPIRED")])
         stats = drive(p.stats_reply(), b"STATS 2\r\nuptime_ms 10\r\nbreaker.q 1\r\n")
+        self.assertEqual(letters[0].failed_deliveries, 5)  # an older server's `deliveries`
+        letters = drive(
+            p.deadletters_reply(payload=True),
+            b"LETTERS 1\r\nLETTER tx=T attempt=1 key=T#1 failed_deliveries=2 buried_at=7 last_error=x "
+            b"payload_bytes=4\r\na\r\nb\r\n",
+        )
+        self.assertEqual((letters[0].failed_deliveries, letters[0].payload_bytes), (2, 4))
+        self.assertEqual(letters[0].payload, b"a\r\nb")
+        self.assertEqual(drive(p.count_reply("REDRIVEN"), b"REDRIVEN 12\r\n"), 12)
+        with self.assertRaises(tarde.ProtocolError):
+            drive(p.count_reply("REDRIVEN"), b"RESOLVED 12\r\n")
         self.assertEqual(stats, {"uptime_ms": 10, "breaker.q": 1})
         cfg = drive(p.config_reply(), b"CONFIG q base=2h jitter=0.1\r\n")
         self.assertEqual(cfg, {"base": "2h", "jitter": "0.1"})
