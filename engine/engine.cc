@@ -171,6 +171,14 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
   }
   if (changed.was_dead && !after.dead_lettered) batch.delete_dead(after.queue, after.tx_id);
   if (!changed.was_dead && after.dead_lettered) batch.put_dead(letter_of(after, now_ms));
+  // The state index: its one key moves only when the filed state does.
+  const storage::IndexedState filed = storage::indexed_state(after);
+  if (!before) {
+    batch.put_state(after.queue, filed, after.tx_id);
+  } else if (storage::indexed_state(*before) != filed || before->queue != after.queue) {
+    batch.delete_state(before->queue, storage::indexed_state(*before), after.tx_id);
+    batch.put_state(after.queue, filed, after.tx_id);
+  }
 
   TARDE_RETURN_IF_ERROR(store_.write(batch));
   if (reserve_seqs) ready_seq_reserved_ = reserved;
@@ -223,6 +231,7 @@ void Engine::drop_lease(const std::string& tx_id) {
   QueueState& queue = queue_state(it->second.queue);
   queue.leased -= 1;
   queue.leased_keys.erase(it->second.ready_key);
+  queue.leased_ids.erase(tx_id);
   auto conn = leases_by_conn_.find(it->second.conn);
   if (conn != leases_by_conn_.end()) {
     conn->second.erase(tx_id);
@@ -312,6 +321,7 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     queue.handed_out += 1;
     handed_out_ += 1;
     queue.leased_keys.insert(key);
+    queue.leased_ids.insert(rec->tx_id);
     queue.ready.pop_front();
     return std::optional<HandOut>(HandOut{rec->tx_id, rec->next_attempt, rec->deliveries + 1,
                                           rec->payload, std::string(queue_name)});

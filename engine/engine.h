@@ -19,6 +19,7 @@
 #include "engine/breaker.h"
 #include "engine/due_timers.h"
 #include "engine/history.h"
+#include "engine/listing.h"
 #include "engine/random.h"
 #include "engine/ready_queue.h"
 #include "engine/timer_wheel.h"
@@ -138,6 +139,7 @@ struct EngineStats {
 
 struct Sweep;
 struct Violation;
+class PageBuilder;
 
 // What start-up recovery found and did. After start_recovery() only
 // due_in_memory and took_ms are known; recover() fills in the rest.
@@ -277,6 +279,18 @@ class Engine {
                                std::vector<HistoryEntry>* events);
   [[nodiscard]] Status dead_letters(std::string_view queue, size_t limit,
                                     std::vector<storage::DeadLetter>* letters);
+  // One page of a queue's transactions in one state (LIST, engine/listing.h):
+  // those after `cursor` (a ListPage::next; empty: from the start), at most
+  // `limit` (1..kListLimitMax), whose tx_id starts with `prefix` (any when
+  // empty) and, when `reason` is not empty, whose shown_reason() equals it.
+  // Items are as get() shows them. Costs a seek in one index and at most
+  // kListExaminedMax entries, each with a point read of its record; never a
+  // scan of the store. invalid_argument for a bad queue name, limit, prefix
+  // or cursor (one from another kind of listing); storage errors as they
+  // come. Reads only.
+  [[nodiscard]] Result<ListPage> list(std::string_view queue, ListState state,
+                                      std::string_view cursor, size_t limit,
+                                      std::string_view prefix = {}, std::string_view reason = {});
   const storage::QueueConfig& config(std::string_view queue);
   [[nodiscard]] Status set_config(std::string_view queue, const storage::QueueConfig& config);
   // Whether the connection holds a lease (it is working, not idle).
@@ -370,6 +384,8 @@ class Engine {
     // ReadyQueue's pops() when the floor was last raised.
     std::optional<ReadyQueue::Key> floor_on_disk;
     std::set<ReadyQueue::Key> leased_keys;
+    // The tx_ids of the leased requests, in order: what LIST leased pages.
+    std::set<std::string, std::less<>> leased_ids;
     uint64_t pops_at_floor = 0;
   };
   struct Lease {
@@ -407,6 +423,11 @@ class Engine {
   // At the instant a decision was taken: a reply's next_fire_at must agree
   // with the verdict beside it (a retry still waiting for its instant).
   Summary summary(const storage::TxRecord& rec, int64_t now_ms) const;
+  Status list_indexed(std::string_view queue, ListState state, std::string_view cursor,
+                      std::string_view prefix, PageBuilder* page);
+  Status list_ready(std::string_view queue, std::string_view cursor, PageBuilder* page);
+  Status list_leased(std::string_view queue, std::string_view cursor, std::string_view prefix,
+                     PageBuilder* page);
   Status fire_due(const storage::DueEntry& entry);
   Status purge(const storage::TxRecord& rec);
   Status expire_lease(const std::string& tx_id, uint64_t lease_id);

@@ -100,12 +100,32 @@ bool below_ready_floor(const ReadyFloors& floors, const TxRecord& rec) {
          std::pair(it->second.ready_at_ms, it->second.seq);
 }
 
+// What the checks of one sweep share: each queue's ready floor, and whether
+// the store keeps the state index (a stopped store of format version 1,
+// read by a tool, does not).
+struct SweepContext {
+  ReadyFloors floors;
+  bool state_index = true;
+};
+
+Result<SweepContext> read_context(storage::Store& store) {
+  Result<ReadyFloors> floors = read_ready_floors(store);
+  if (!floors.is_ok()) return floors.status();
+  Result<bool> state_index = store.has_state_index();
+  if (!state_index.is_ok()) return state_index.status();
+  return SweepContext{std::move(floors).value(), state_index.value()};
+}
+
+// The owned entries found, by index: 0 due, 1 ready, 2 dead, 3 state.
+using Present = std::array<uint64_t, 4>;
+
 // The index entries a record names must be there, with matching values, and
 // its request at or above its queue's ready floor (reported as missing: the
 // repair, rebuilding it, lowers the floor first). `present`, when given,
-// counts the owned entries found, by index (0 due, 1 ready, 2 dead).
-Status check_owned(storage::Store& store, const ReadyFloors& floors, const TxRecord& rec,
-                   std::vector<Violation>* out, std::array<uint64_t, 3>* present = nullptr) {
+// counts the owned entries found.
+Status check_owned(storage::Store& store, const SweepContext& context, const TxRecord& rec,
+                   std::vector<Violation>* out, Present* present = nullptr) {
+  const ReadyFloors& floors = context.floors;
   storage::Kv& kv = store.kv();
   auto found = [present](size_t index) {
     if (present != nullptr) (*present)[index] += 1;
@@ -143,6 +163,13 @@ Status check_owned(storage::Store& store, const ReadyFloors& floors, const TxRec
     if (!letter.value()) out->push_back(missing(rec, Cf::kDead, "its dead letter is missing"));
     if (letter.value()) found(2);
   }
+  if (context.state_index && rec.state != TxState::kNone) {
+    const uint8_t filed = static_cast<uint8_t>(storage::indexed_state(rec));
+    auto value = kv.get(Cf::kState, storage::state_key(rec.queue, filed, rec.tx_id));
+    if (!value.is_ok()) return value.status();
+    if (!value.value()) out->push_back(missing(rec, Cf::kState, "its state index key is missing"));
+    if (value.value()) found(3);
+  }
   return Status::ok();
 }
 
@@ -167,10 +194,8 @@ bool owns_dead(const TxRecord& owner, const storage::DeadLetter& l) {
   return owner.queue == l.queue && owner.dead_lettered;
 }
 
-Status check_transactions(storage::Store& store, Sweep* sweep, SweepControl* control,
-                          std::array<uint64_t, 3>* present) {
-  Result<ReadyFloors> floors = read_ready_floors(store);
-  if (!floors.is_ok()) return floors.status();
+Status check_transactions(storage::Store& store, const SweepContext& context, Sweep* sweep,
+                          SweepControl* control, Present* present) {
   Status inner;
   bool stopped = false;
   Status scan = store.scan_tx([&](const TxRecord& rec) {
@@ -191,7 +216,7 @@ Status check_transactions(storage::Store& store, Sweep* sweep, SweepControl* con
       v.record = rec;
       sweep->violations.push_back(std::move(v));
     }
-    inner = check_owned(store, floors.value(), rec, &sweep->violations, present);
+    inner = check_owned(store, context, rec, &sweep->violations, present);
     return inner.is_ok();
   });
   TARDE_RETURN_IF_ERROR(scan);
@@ -227,6 +252,12 @@ Status check_index(storage::Store& store, Cf cf, const char* what, Scan scan, Ow
 constexpr const char* kOrphanDue = "no transaction owns this timer";
 constexpr const char* kOrphanReady = "no transaction owns this request";
 constexpr const char* kOrphanDead = "no transaction owns this dead letter";
+constexpr const char* kOrphanState = "no transaction is filed under this state index key";
+
+bool owns_state(const TxRecord& owner, const storage::StateKey& k) {
+  return owner.queue == k.queue && owner.state != TxState::kNone &&
+         static_cast<uint8_t>(storage::indexed_state(owner)) == k.state;
+}
 
 Status check_due(storage::Store& store, Sweep* sweep, SweepControl* control) {
   return check_index<storage::DueEntry>(
@@ -253,6 +284,14 @@ Status check_dead(storage::Store& store, Sweep* sweep, SweepControl* control) {
       sweep, control);
 }
 
+Status check_state(storage::Store& store, Sweep* sweep, SweepControl* control) {
+  return check_index<storage::StateKey>(
+      store, Cf::kState, kOrphanState,
+      [&](const auto& visit) { return store.scan_all_state(visit); }, owns_state,
+      [](const storage::StateKey& k) { return storage::state_key(k.queue, k.state, k.tx_id); },
+      sweep, control);
+}
+
 // Whether the index entry under `key` in `cf` is still there without an
 // owner, judged on the current store.
 Result<bool> still_orphan(storage::Store& store, Cf cf, const std::string& key) {
@@ -276,6 +315,12 @@ Result<bool> still_orphan(storage::Store& store, Cf cf, const std::string& key) 
                                     ready->attempt};
     tx_id = entry.tx_id;
     owns = [entry](const TxRecord& rec) { return owns_ready(rec, entry); };
+  } else if (cf == Cf::kState) {
+    auto parts = storage::decode_state_key(key);
+    if (!parts.is_ok()) return true;
+    const storage::StateKey entry = parts.value();
+    tx_id = entry.tx_id;
+    owns = [entry](const TxRecord& rec) { return owns_state(rec, entry); };
   } else {
     auto parts = storage::decode_dead_key(key);
     if (!parts.is_ok()) return true;
@@ -316,24 +361,28 @@ Result<uint64_t> count_keys(storage::Store& store, Cf cf, SweepControl* control)
 // the orphan half of the sweep into one sequential count per index.
 Status sweep_invariants(storage::Store& store, Sweep* sweep, SweepControl* control) {
   *sweep = Sweep{};
-  std::array<uint64_t, 3> present{};
-  TARDE_RETURN_IF_ERROR(check_transactions(store, sweep, control, &present));
-  const Cf indexes[] = {Cf::kDue, Cf::kReady, Cf::kDead};
-  for (size_t i = 0; i < 3; ++i) {
+  Result<SweepContext> context = read_context(store);
+  if (!context.is_ok()) return context.status();
+  Present present{};
+  TARDE_RETURN_IF_ERROR(check_transactions(store, context.value(), sweep, control, &present));
+  const Cf indexes[] = {Cf::kDue, Cf::kReady, Cf::kDead, Cf::kState};
+  const size_t checked = context->state_index ? 4 : 3;
+  for (size_t i = 0; i < checked; ++i) {
     Result<uint64_t> keys = count_keys(store, indexes[i], control);
     if (!keys.is_ok()) return keys.status();
     if (keys.value() == present[i]) continue;
     if (i == 0) TARDE_RETURN_IF_ERROR(check_due(store, sweep, control));
     if (i == 1) TARDE_RETURN_IF_ERROR(check_ready(store, sweep, control));
     if (i == 2) TARDE_RETURN_IF_ERROR(check_dead(store, sweep, control));
+    if (i == 3) TARDE_RETURN_IF_ERROR(check_state(store, sweep, control));
   }
   return Status::ok();
 }
 
 Status still_violated(storage::Store& store, const std::vector<Violation>& found,
                       std::vector<Violation>* still) {
-  Result<ReadyFloors> floors = read_ready_floors(store);
-  if (!floors.is_ok()) return floors.status();
+  Result<SweepContext> context = read_context(store);
+  if (!context.is_ok()) return context.status();
   for (const Violation& v : found) {
     if (v.kind == Violation::Kind::kOrphanIndex) {
       auto orphan = still_orphan(store, v.cf, v.key);
@@ -349,7 +398,7 @@ Status still_violated(storage::Store& store, const std::vector<Violation>& found
       continue;
     }
     std::vector<Violation> now;
-    TARDE_RETURN_IF_ERROR(check_owned(store, floors.value(), *rec.value(), &now));
+    TARDE_RETURN_IF_ERROR(check_owned(store, context.value(), *rec.value(), &now));
     for (Violation& n : now) {
       if (n.cf == v.cf) still->push_back(std::move(n));
     }
@@ -369,6 +418,8 @@ Status repair_violations(storage::Store& store, const std::vector<Violation>& vi
       batch.put_due({rec.due_at_ms, rec.tx_id, rec.due_kind, due_attempt(rec)});
     } else if (v.kind == Violation::Kind::kMissingIndex && v.cf == Cf::kReady) {
       batch.put_ready({rec.queue, rec.ready_at_ms, rec.ready_seq, rec.tx_id, rec.next_attempt});
+    } else if (v.kind == Violation::Kind::kMissingIndex && v.cf == Cf::kState) {
+      batch.put_state(rec.queue, storage::indexed_state(rec), rec.tx_id);
     } else if (v.kind == Violation::Kind::kMissingIndex && v.cf == Cf::kDead) {
       batch.put_dead({rec.queue, rec.tx_id, rec.next_attempt, rec.deliveries, rec.updated_at_ms,
                       rec.payload, rec.failures});

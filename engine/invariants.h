@@ -53,7 +53,9 @@ struct SweepControl {
 
 // Checks every invariant over the whole store: each transaction's fields,
 // that it owns exactly the `due`, `ready` and `dead` entries its record
-// names, and that every such entry has its owner. This is what start-up
+// names and exactly one state index key (its queue and IndexedState; not
+// checked in a store of format version 1, which has no index yet), and that
+// every such entry has its owner. This is what start-up
 // recovery runs (in the background) and what `tarde-dump check` prints. Reads
 // only; the cost is one scan of each column family plus a point read per
 // owned entry; an index holding more keys than the records own intact is

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "base/assert.h"
+#include "storage/records.h"
 
 namespace tarde::storage {
 namespace {
@@ -217,6 +218,35 @@ Result<DeadKey> decode_dead_key(std::string_view key) {
   if (!is_valid_queue_name(queue)) return bad_key("dead", key, "bad queue name");
   if (!is_valid_tx_id(tx_id)) return bad_key("dead", key, "bad tx_id");
   return DeadKey{std::string(queue), std::string(tx_id)};
+}
+
+std::string state_prefix(std::string_view queue, uint8_t state) {
+  TARDE_ASSERT(is_valid_queue_name(queue));
+  TARDE_ASSERT(state >= 1);
+  TARDE_ASSERT(state <= kIndexedStateMax);
+  std::string key = joined(queue, {});
+  key.push_back(static_cast<char>(state));
+  return key;
+}
+
+std::string state_key(std::string_view queue, uint8_t state, std::string_view tx_id) {
+  TARDE_ASSERT(is_valid_tx_id(tx_id));
+  std::string key = state_prefix(queue, state);
+  key.append(tx_id);
+  return key;
+}
+
+Result<StateKey> decode_state_key(std::string_view key) {
+  std::string_view queue;
+  std::string_view rest;
+  if (!split_at_separator(key, &queue, &rest)) return bad_key("state", key, "no separator");
+  if (!is_valid_queue_name(queue)) return bad_key("state", key, "bad queue name");
+  if (rest.empty()) return bad_key("state", key, "no state byte");
+  const auto state = static_cast<uint8_t>(rest[0]);
+  if (state < 1 || state > kIndexedStateMax) return bad_key("state", key, "unknown state");
+  const std::string_view tx_id = rest.substr(1);
+  if (!is_valid_tx_id(tx_id)) return bad_key("state", key, "bad tx_id");
+  return StateKey{std::string(queue), state, std::string(tx_id)};
 }
 
 namespace {

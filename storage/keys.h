@@ -76,6 +76,22 @@ std::string dead_key(std::string_view queue, std::string_view tx_id);
 std::string dead_prefix(std::string_view queue);  // queue . 0x00
 Result<DeadKey> decode_dead_key(std::string_view key);
 
+// state (format version 2): queue . 0x00 . state byte . tx_id, value empty.
+// The state byte is an IndexedState (storage/records.h), 1..kIndexedStateMax.
+// A queue's transactions in one state are [state_prefix, prefix_end(...)) in
+// tx_id order; those whose tx_id starts with p are a sub-range of it.
+struct StateKey {
+  std::string queue;
+  uint8_t state = 0;
+  std::string tx_id;
+};
+// Requires: a valid queue and tx_id, and 1 <= state <= kIndexedStateMax.
+std::string state_key(std::string_view queue, uint8_t state, std::string_view tx_id);
+// queue . 0x00 . state byte: the range of one queue's transactions in one
+// state. Requires: as state_key.
+std::string state_prefix(std::string_view queue, uint8_t state);
+Result<StateKey> decode_state_key(std::string_view key);
+
 // meta: a name. "format" holds the format version; "queue/<name>" a queue's
 // QueueConfig; "ready_seq_reserved" the ready sequence numbers' high-water mark.
 inline constexpr std::string_view kMetaFormatKey = "format";

@@ -17,6 +17,8 @@ const char* cf_name(Cf cf) {
       return "dead";
     case Cf::kMeta:
       return "meta";
+    case Cf::kState:
+      return "state";
   }
   return "?";
 }

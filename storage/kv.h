@@ -13,9 +13,11 @@ namespace tarde::storage {
 
 // The column families of docs/design.md and storage/FORMAT.md. Value is part of the on-disk layout
 // through the names below; never rename.
-enum class Cf : uint8_t { kTx = 0, kDue, kReady, kEvents, kDead, kMeta };
-inline constexpr size_t kCfCount = 6;
-const char* cf_name(Cf cf);  // "tx", "due", "ready", "events", "dead", "meta"
+// kState (format version 2) is the per-queue state index; a store of format 1 has no such
+// family until it is upgraded (Store::ensure_format).
+enum class Cf : uint8_t { kTx = 0, kDue, kReady, kEvents, kDead, kMeta, kState };
+inline constexpr size_t kCfCount = 7;
+const char* cf_name(Cf cf);  // "tx", "due", "ready", "events", "dead", "meta", "state"
 
 // One put or delete in a KvBatch.
 struct KvOp {

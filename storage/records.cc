@@ -1,5 +1,7 @@
 #include "storage/records.h"
 
+#include "base/assert.h"
+
 namespace tarde::storage {
 
 const char* to_string(TxState state) {
@@ -18,6 +20,12 @@ const char* to_string(TxState state) {
       return "FAILED";
   }
   return "?";
+}
+
+IndexedState indexed_state(const TxRecord& rec) {
+  TARDE_ASSERT(rec.state != TxState::kNone);
+  if (rec.state == TxState::kSending && rec.dead_lettered) return IndexedState::kDeadLettered;
+  return static_cast<IndexedState>(rec.state);
 }
 
 bool is_terminal(TxState state) {

@@ -88,6 +88,25 @@ struct TxRecord {
   bool operator==(const TxRecord&) const = default;
 };
 
+// A transaction's place in the state index (column family `state`, format
+// version 2): its TxState, except that a SENDING transaction whose request
+// is dead-lettered is filed apart, so that the ready requests of a queue and
+// its dead letters are listed without walking each other. The engine keeps
+// exactly one index key per transaction. Value is stored on disk; never
+// renumber.
+enum class IndexedState : uint8_t {
+  kSending = 1,  // a request ready or leased
+  kInFlight = 2,
+  kScheduled = 3,
+  kSucceeded = 4,
+  kFailed = 5,
+  kDeadLettered = 6,  // SENDING, its request dead-lettered
+};
+inline constexpr uint8_t kIndexedStateMax = 6;
+
+// Where rec is filed. Requires: rec.state is not kNone.
+IndexedState indexed_state(const TxRecord& rec);
+
 // One audit event: the `events` column family's value. Every transition writes
 // exactly one, in the same batch as the transition.
 struct EventRecord {

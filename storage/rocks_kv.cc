@@ -185,8 +185,10 @@ rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
     options.memtable_insert_with_hint_prefix_extractor.reset(
         rocksdb::NewCappedPrefixTransform(kReadyHintPrefixBytes));
   }
-  // events too: history trimming deletes each transaction's oldest event.
-  if (cf == Cf::kDue || cf == Cf::kReady || cf == Cf::kEvents) {
+  // events too: history trimming deletes each transaction's oldest event;
+  // and state: every transition moves a key, and a listing walks the range
+  // its deletions leave behind (a queue's SENDING range churns the most).
+  if (cf == Cf::kDue || cf == Cf::kReady || cf == Cf::kEvents || cf == Cf::kState) {
     options.table_properties_collector_factories.emplace_back(
         rocksdb::NewCompactOnDeletionCollectorFactory(kDeletionWindowEntries,
                                                       kDeletionTriggerEntries, kDeletionRatio));
@@ -194,12 +196,22 @@ rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
   return options;
 }
 
-std::vector<rocksdb::ColumnFamilyDescriptor> descriptors() {
-  std::vector<rocksdb::ColumnFamilyDescriptor> result;
-  result.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+// The descriptors of "default" and of each column family in `present`, and
+// for each descriptor its slot in RocksKv's handle array (0 is "default").
+struct Descriptors {
+  std::vector<rocksdb::ColumnFamilyDescriptor> list;
+  std::vector<size_t> slots;
+};
+
+Descriptors descriptors(const std::array<bool, kCfCount>& present) {
+  Descriptors result;
+  result.list.emplace_back(rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions());
+  result.slots.push_back(0);
   for (size_t i = 0; i < kCfCount; ++i) {
+    if (!present[i]) continue;
     const Cf cf = static_cast<Cf>(i);
-    result.emplace_back(cf_name(cf), cf_options(cf));
+    result.list.emplace_back(cf_name(cf), cf_options(cf));
+    result.slots.push_back(1 + i);
   }
   return result;
 }
@@ -246,8 +258,27 @@ class ForwardingLogger final : public rocksdb::Logger {
   std::function<void(const std::string&)> sink_;
 };
 
-rocksdb::Status open_db(const std::string& dir, const RocksKv::Options& options,
-                        std::vector<rocksdb::ColumnFamilyHandle*>* handles, rocksdb::DB** db) {
+// Which of tarde's column families an open names. A writable open names
+// every one (creating those missing: the `state` family of a store of format
+// version 1). An open that must not write names only those the directory
+// has, so that a stopped store of version 1 can still be read; the `state`
+// handle then stays null and reads of it find nothing.
+rocksdb::Status families_to_open(const std::string& dir, bool writable,
+                                 std::array<bool, kCfCount>* present) {
+  present->fill(true);
+  if (writable) return rocksdb::Status::OK();
+  std::vector<std::string> names;
+  rocksdb::Status status = rocksdb::DB::ListColumnFamilies(
+      look_options(rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords), dir, &names);
+  if (!status.ok()) return status;
+  const bool has_state = std::find(names.begin(), names.end(), cf_name(Cf::kState)) != names.end();
+  (*present)[static_cast<size_t>(Cf::kState)] = has_state;
+  return rocksdb::Status::OK();
+}
+
+rocksdb::Status open_db_with(const std::string& dir, const RocksKv::Options& options,
+                             const std::vector<rocksdb::ColumnFamilyDescriptor>& wanted,
+                             std::vector<rocksdb::ColumnFamilyHandle*>* handles, rocksdb::DB** db) {
   rocksdb::DBOptions db_options;
   db_options.write_buffer_manager = write_buffer_manager();
   db_options.max_total_wal_size = kMaxTotalWalBytes;
@@ -274,17 +305,34 @@ rocksdb::Status open_db(const std::string& dir, const RocksKv::Options& options,
   if (options.read_only) db_options.info_log = std::make_shared<DiscardingLogger>();
   if (options.env_for_test != nullptr) db_options.env = options.env_for_test;
   db_options.create_if_missing = writable && options.create_if_missing;
-  db_options.create_missing_column_families = writable && options.create_if_missing;
+  db_options.create_missing_column_families = writable;
   if (!options.secondary_path.empty()) {
     // A secondary must keep every table file open to follow the primary.
     db_options.max_open_files = -1;
-    return rocksdb::DB::OpenAsSecondary(db_options, dir, options.secondary_path, descriptors(),
-                                        handles, db);
+    return rocksdb::DB::OpenAsSecondary(db_options, dir, options.secondary_path, wanted, handles,
+                                        db);
   }
-  if (options.read_only) {
-    return rocksdb::DB::OpenForReadOnly(db_options, dir, descriptors(), handles, db);
-  }
-  return rocksdb::DB::Open(db_options, dir, descriptors(), handles, db);
+  if (options.read_only) return rocksdb::DB::OpenForReadOnly(db_options, dir, wanted, handles, db);
+  return rocksdb::DB::Open(db_options, dir, wanted, handles, db);
+}
+
+// Opens dir with the column families families_to_open picks and puts each
+// handle in its slot of *slots (null for a family not opened).
+rocksdb::Status open_db(const std::string& dir, const RocksKv::Options& options,
+                        std::array<rocksdb::ColumnFamilyHandle*, kCfCount + 1>* slots,
+                        rocksdb::DB** db) {
+  const bool writable = !options.read_only && options.secondary_path.empty();
+  std::array<bool, kCfCount> present{};
+  // A missing directory: let the open report it as it always has.
+  if (!families_to_open(dir, writable, &present).ok()) present.fill(true);
+  const Descriptors wanted = descriptors(present);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::Status status = open_db_with(dir, options, wanted.list, &handles, db);
+  if (!status.ok()) return status;
+  TARDE_ASSERT(handles.size() == wanted.slots.size());
+  slots->fill(nullptr);
+  for (size_t i = 0; i < handles.size(); ++i) (*slots)[wanted.slots[i]] = handles[i];
+  return status;
 }
 
 std::string_view view(const rocksdb::Slice& slice) { return {slice.data(), slice.size()}; }
@@ -415,7 +463,7 @@ void RocksKv::release_snapshot(const rocksdb::Snapshot* snapshot, uint64_t gener
 }
 
 Result<std::unique_ptr<RocksKv>> RocksKv::open(const std::string& dir, const Options& options) {
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  std::array<rocksdb::ColumnFamilyHandle*, kCfCount + 1> handles{};
   rocksdb::DB* db = nullptr;
   rocksdb::Status status = open_db(dir, options, &handles, &db);
   if (!status.ok()) {
@@ -428,10 +476,9 @@ Result<std::unique_ptr<RocksKv>> RocksKv::open(const std::string& dir, const Opt
     return from_rocks(status, "opening " + dir);
   }
   TARDE_ASSERT(db != nullptr);
-  TARDE_ASSERT(handles.size() == kCfCount + 1);
   std::unique_ptr<RocksKv> kv(new RocksKv(dir, options));
   kv->db_ = db;
-  for (size_t i = 0; i < handles.size(); ++i) kv->handles_[i] = handles[i];
+  kv->handles_ = handles;
   kv->acknowledged_sequence_ = db->GetLatestSequenceNumber();
   return kv;
 }
@@ -493,6 +540,7 @@ Result<std::optional<std::string>> RocksKv::get_with(const rocksdb::ReadOptions&
   std::shared_lock<std::shared_mutex> lock(db_mutex_);
   if (db_ == nullptr) return Status::io_error("store " + dir_ + " could not be reopened");
   if (generation != 0 && generation != generation_) return snapshot_lost(dir_);
+  if (handle(cf) == nullptr) return std::optional<std::string>();  // see families_to_open
   rocksdb::PinnableSlice value;
   rocksdb::Status status =
       db_->Get(base, handle(cf), rocksdb::Slice(key.data(), key.size()), &value);
@@ -508,6 +556,7 @@ Status RocksKv::scan_with(const rocksdb::ReadOptions& base, Cf cf, std::string_v
   std::shared_lock<std::shared_mutex> lock(db_mutex_);
   if (db_ == nullptr) return Status::io_error("store " + dir_ + " could not be reopened");
   if (generation != 0 && generation != generation_) return snapshot_lost(dir_);
+  if (handle(cf) == nullptr) return Status::ok();  // see families_to_open
   // The bound slices are declared before the iterator so that they outlive it.
   const rocksdb::Slice lower_slice(lower.data(), lower.size());
   const rocksdb::Slice upper_slice(upper.data(), upper.size());
@@ -540,6 +589,7 @@ Status RocksKv::write(const KvBatch& batch) {
   if (db_ == nullptr) return Status::io_error("store " + dir_ + " could not be reopened");
   rocksdb::WriteBatch write_batch;
   for (const KvOp& op : batch.ops()) {
+    TARDE_ASSERT(handle(op.cf) != nullptr);  // every family is open for writing
     rocksdb::Status status = op.is_delete ? write_batch.Delete(handle(op.cf), op.key)
                                           : write_batch.Put(handle(op.cf), op.key, op.value);
     if (!status.ok()) return from_rocks(status, "building a write batch");
@@ -577,21 +627,19 @@ Status RocksKv::recover_writes() {
 Status RocksKv::reopen() {
   std::unique_lock<std::shared_mutex> lock(db_mutex_);
   static_cast<void>(close_locked());  // a stopped RocksDB reports its error again
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  std::array<rocksdb::ColumnFamilyHandle*, kCfCount + 1> handles{};
   rocksdb::DB* db = nullptr;
   rocksdb::Status status = open_db(dir_, options_, &handles, &db);
   bool writable = status.ok();
   if (!status.ok()) {
     // Keep serving reads: the data is whole, only writing fails.
-    handles.clear();
     Options read_only = options_;
     read_only.read_only = true;
     rocksdb::Status reread = open_db(dir_, read_only, &handles, &db);
     if (!reread.ok()) return from_rocks(reread, "reopening " + dir_ + " read-only");
   }
-  TARDE_ASSERT(handles.size() == kCfCount + 1);
   db_ = db;
-  for (size_t i = 0; i < handles.size(); ++i) handles_[i] = handles[i];
+  handles_ = handles;
   read_only_stand_in_ = !writable;
   if (!writable) return from_rocks(status, "reopening " + dir_ + " after a failed write");
   writes_failing_ = false;

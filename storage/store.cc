@@ -1,5 +1,7 @@
 #include "storage/store.h"
 
+#include <algorithm>
+
 #include "base/assert.h"
 #include "storage/codec.h"
 #include "storage/keys.h"
@@ -125,6 +127,14 @@ void Batch::delete_dead(std::string_view queue, std::string_view tx_id) {
   kv_.del(Cf::kDead, dead_key(queue, tx_id));
 }
 
+void Batch::put_state(std::string_view queue, IndexedState state, std::string_view tx_id) {
+  kv_.put(Cf::kState, state_key(queue, static_cast<uint8_t>(state), tx_id), {});
+}
+
+void Batch::delete_state(std::string_view queue, IndexedState state, std::string_view tx_id) {
+  kv_.del(Cf::kState, state_key(queue, static_cast<uint8_t>(state), tx_id));
+}
+
 void Batch::put_queue_config(std::string_view queue, const QueueConfig& config) {
   kv_.put(Cf::kMeta, queue_config_key(queue), encode_queue_config(config));
 }
@@ -158,6 +168,11 @@ Store::FormatCheck Store::format_of(std::string_view record) {
                                            " is newer than this build's " +
                                            std::to_string(kFormatVersion)};
   }
+  if (version.value() < kFormatVersion) {
+    return FormatCheck{Format::kOlder, "store format version " + std::to_string(version.value()) +
+                                           " is upgraded to " + std::to_string(kFormatVersion) +
+                                           " when opened for writing"};
+  }
   return FormatCheck{Format::kCurrent, ""};
 }
 
@@ -181,12 +196,22 @@ Result<Store::FormatCheck> Store::check_format() {
   return FormatCheck{Format::kEmpty, ""};
 }
 
-Status Store::ensure_format() {
+Status Store::ensure_format(FormatUpgrade* upgrade,
+                            const std::function<void(uint64_t indexed)>& progress) {
+  if (upgrade != nullptr) *upgrade = FormatUpgrade{};
   Result<FormatCheck> check = check_format();
   if (!check.is_ok()) return check.status();
   switch (check->format) {
     case Format::kCurrent:
       return Status::ok();
+    case Format::kOlder: {
+      // format_of accepted the record, so it decodes.
+      Result<std::optional<std::string>> stored = kv_.get(Cf::kMeta, kMetaFormatKey);
+      if (!stored.is_ok()) return stored.status();
+      Result<uint32_t> version = decode_format_version(stored.value().value_or(""));
+      if (!version.is_ok()) return version.status();
+      return upgrade_from(version.value(), upgrade, progress);
+    }
     case Format::kNewer:
       return Status::invalid_argument(check->detail);
     case Format::kNotTarde:
@@ -198,6 +223,56 @@ Status Store::ensure_format() {
   KvBatch batch;
   batch.put(Cf::kMeta, kMetaFormatKey, encode_format_version(kFormatVersion));
   return kv_.write(batch);
+}
+
+// Version 1 to 2: every transaction gets its state index key. Keys of an
+// earlier, interrupted run are written again (a put of the same key); the
+// format record comes last, in its own write.
+Status Store::upgrade_from(uint32_t version, FormatUpgrade* upgrade,
+                           const std::function<void(uint64_t indexed)>& progress) {
+  TARDE_ASSERT(version >= kFormatVersionOldest);
+  TARDE_ASSERT(version < kFormatVersion);
+  uint64_t indexed = 0;
+  std::string lower;  // the first tx key of the next chunk; empty: from the start
+  for (;;) {
+    Batch batch;
+    size_t in_batch = 0;
+    std::string last;
+    Status scanned =
+        decoding_scan(kv_, Cf::kTx, lower, {}, [&](std::string_view key, std::string_view value) {
+          Result<TxRecord> record = decode_tx(value);
+          if (!record.is_ok()) return Result<bool>(bad_record(Cf::kTx, key, record.status()));
+          if (record->tx_id != key || record->state == TxState::kNone ||
+              !is_valid_queue_name(record->queue)) {
+            return Result<bool>(bad_record(
+                Cf::kTx, key, Status::corruption("record does not match its key or has no state")));
+          }
+          batch.put_state(record->queue, indexed_state(record.value()), record->tx_id);
+          last.assign(key);
+          in_batch += 1;
+          return Result<bool>(in_batch < kUpgradeBatchTransactions);
+        });
+    TARDE_RETURN_IF_ERROR(scanned);
+    if (in_batch > 0) TARDE_RETURN_IF_ERROR(write(batch));
+    indexed += in_batch;
+    if (in_batch > 0 && progress) progress(indexed);
+    if (in_batch < kUpgradeBatchTransactions) break;
+    lower = key_after(last);
+  }
+  KvBatch format;
+  format.put(Cf::kMeta, kMetaFormatKey, encode_format_version(kFormatVersion));
+  TARDE_RETURN_IF_ERROR(kv_.write(format));
+  if (upgrade != nullptr) *upgrade = FormatUpgrade{version, indexed};
+  return Status::ok();
+}
+
+Result<bool> Store::has_state_index() {
+  Result<std::optional<std::string>> stored = kv_.get(Cf::kMeta, kMetaFormatKey);
+  if (!stored.is_ok()) return stored.status();
+  if (!stored->has_value()) return true;
+  Result<uint32_t> version = decode_format_version(stored.value().value());
+  if (!version.is_ok()) return bad_record(Cf::kMeta, kMetaFormatKey, version.status());
+  return version.value() >= 2;
 }
 
 Result<std::optional<TxRecord>> Store::get_tx(std::string_view tx_id) {
@@ -340,6 +415,42 @@ Result<std::optional<DeadLetter>> Store::get_dead(std::string_view queue, std::s
   Result<DeadLetter> letter = decode_dead_entry(key, bytes.value().value());
   if (!letter.is_ok()) return letter.status();
   return std::optional<DeadLetter>(std::move(letter).value());
+}
+
+Status Store::scan_state(std::string_view queue, IndexedState state, std::string_view prefix,
+                         std::string_view after,
+                         const std::function<bool(const std::string& tx_id)>& visit) {
+  const auto byte = static_cast<uint8_t>(state);
+  if (!is_valid_queue_name(queue)) {
+    return Status::invalid_argument("bad queue name " + printable_key(queue));
+  }
+  if (byte < 1 || byte > kIndexedStateMax) {
+    return Status::invalid_argument("bad state " + std::to_string(byte));
+  }
+  if (!prefix.empty() && !is_valid_tx_id(prefix)) {
+    return Status::invalid_argument("bad tx_id prefix " + printable_key(prefix));
+  }
+  if (!after.empty() && !is_valid_tx_id(after)) {
+    return Status::invalid_argument("bad tx_id " + printable_key(after));
+  }
+  std::string lower = state_prefix(queue, byte);
+  lower.append(prefix);
+  const std::string upper = prefix_end(lower);
+  if (!after.empty()) lower = std::max(lower, key_after(state_key(queue, byte, after)));
+  if (lower >= upper) return Status::ok();
+  return decoding_scan(kv_, Cf::kState, lower, upper, [&](std::string_view key, std::string_view) {
+    Result<StateKey> parts = decode_state_key(key);
+    if (!parts.is_ok()) return Result<bool>(parts.status());
+    return Result<bool>(visit(parts->tx_id));
+  });
+}
+
+Status Store::scan_all_state(const std::function<bool(const StateKey&)>& visit) {
+  return decoding_scan(kv_, Cf::kState, {}, {}, [&](std::string_view key, std::string_view) {
+    Result<StateKey> parts = decode_state_key(key);
+    if (!parts.is_ok()) return Result<bool>(parts.status());
+    return Result<bool>(visit(parts.value()));
+  });
 }
 
 Status Store::scan_queue_configs(

@@ -13,8 +13,22 @@
 
 namespace tarde::storage {
 
-// The on-disk format this build writes and reads (meta "format").
-inline constexpr uint32_t kFormatVersion = 1;
+// The on-disk format this build writes and reads (meta "format"). Version 2
+// added the state index (column family `state`); a store of version 1 is
+// upgraded in place when it is opened for writing (Store::ensure_format).
+inline constexpr uint32_t kFormatVersion = 2;
+// The oldest format this build upgrades.
+inline constexpr uint32_t kFormatVersionOldest = 1;
+// Transactions filed per write while a store of version 1 is upgraded: one
+// batch of this many state keys (about 40 bytes each) stays well under a MB,
+// and a crash loses at most one batch of work (the upgrade starts over).
+inline constexpr size_t kUpgradeBatchTransactions = 10'000;
+
+// What Store::ensure_format did to bring an older store to kFormatVersion.
+struct FormatUpgrade {
+  uint32_t from_version = 0;  // 0 when no upgrade ran
+  uint64_t indexed = 0;       // transactions filed in the state index
+};
 
 // Batch collects the typed changes of one transition (state, retry index,
 // ready queue, audit event, dead letter) so that they commit as one atomic
@@ -31,6 +45,9 @@ class Batch {
   void delete_event(std::string_view tx_id, uint64_t seq);
   void put_dead(const DeadLetter& letter);
   void delete_dead(std::string_view queue, std::string_view tx_id);
+  // The state index key of a transaction (queue, IndexedState, tx_id).
+  void put_state(std::string_view queue, IndexedState state, std::string_view tx_id);
+  void delete_state(std::string_view queue, IndexedState state, std::string_view tx_id);
   void put_queue_config(std::string_view queue, const QueueConfig& config);
   void put_meta(std::string_view name, std::string_view value);
   // Records that every ready seq ever written is below `reserved`.
@@ -54,6 +71,7 @@ class Store {
   // What the meta "format" record says about a store, read without writing.
   enum class Format {
     kCurrent,    // a format this build reads
+    kOlder,      // a format this build upgrades (ensure_format) before use
     kEmpty,      // no format record and no data: a new store
     kNewer,      // written by a newer build
     kNotTarde,   // data but no format record
@@ -70,14 +88,29 @@ class Store {
   // family holds data). Errors are the Kv's read errors.
   [[nodiscard]] Result<FormatCheck> check_format();
   // What a format record read elsewhere (RocksKv::read_one) says: kCurrent,
-  // kNewer or kBadRecord.
+  // kOlder, kNewer or kBadRecord.
   static FormatCheck format_of(std::string_view record);
 
   // Checks the meta "format" record. A store with no format record and no
-  // transactions is new: the current version is written. Returns corruption
-  // for a store that holds data but no format record (not a tarde store), and
-  // invalid_argument for a newer format than this build understands.
-  [[nodiscard]] Status ensure_format();
+  // transactions is new: the current version is written. A store of an older
+  // version this build reads (kFormatVersionOldest and up) is upgraded in
+  // place: every transaction is filed in the state index, in writes of
+  // kUpgradeBatchTransactions (progress, when given, is called after each
+  // with the count so far), and the new version is written last, so that a
+  // crash part-way leaves a store of the old version that the next open
+  // upgrades again (rewriting the same keys). `upgrade`, when given, says what
+  // was done. Returns corruption for a store that holds data but no format
+  // record (not a tarde store) or a record that does not decode, and
+  // invalid_argument for a newer format than this build understands. The
+  // upgrade writes through this Store's Kv: give it the durable one, not an
+  // overlay that would hold every key in memory.
+  [[nodiscard]] Status ensure_format(FormatUpgrade* upgrade = nullptr,
+                                     const std::function<void(uint64_t indexed)>& progress = {});
+  // Whether the store keeps the state index: its format record says version
+  // 2 or later, or it has none yet (a new store). Tools that read a stopped
+  // store of version 1 (never upgraded: it was not opened for writing) skip
+  // the index then.
+  [[nodiscard]] Result<bool> has_state_index();
 
   [[nodiscard]] Result<std::optional<TxRecord>> get_tx(std::string_view tx_id);
   [[nodiscard]] Status write(const Batch& batch) { return kv_.write(batch.kv()); }
@@ -113,6 +146,15 @@ class Store {
   [[nodiscard]] Status scan_all_dead(const std::function<bool(const DeadLetter&)>& visit);
   [[nodiscard]] Result<std::optional<DeadLetter>> get_dead(std::string_view queue,
                                                            std::string_view tx_id);
+  // The tx_ids a queue has in one state, in tx_id order: those that start
+  // with `prefix` (every one when it is empty) and sort strictly after
+  // `after` (from the first when it is empty). Costs a seek and one step per
+  // key visited. invalid_argument for a bad queue name or state.
+  [[nodiscard]] Status scan_state(std::string_view queue, IndexedState state,
+                                  std::string_view prefix, std::string_view after,
+                                  const std::function<bool(const std::string& tx_id)>& visit);
+  // Every state index key, in key order (queue, state, tx_id).
+  [[nodiscard]] Status scan_all_state(const std::function<bool(const StateKey&)>& visit);
   // Stored queue configurations, by queue name.
   [[nodiscard]] Status scan_queue_configs(
       const std::function<bool(const std::string& queue, const QueueConfig&)>& visit);
@@ -124,6 +166,8 @@ class Store {
   Kv& kv() { return kv_; }
 
  private:
+  [[nodiscard]] Status upgrade_from(uint32_t version, FormatUpgrade* upgrade,
+                                    const std::function<void(uint64_t indexed)>& progress);
   [[nodiscard]] Status scan_ready_range(std::string_view queue, const std::string& lower,
                                         const std::function<bool(const ReadyEntry&)>& visit);
 

@@ -131,6 +131,7 @@ OpenedStore examine_format(const std::string& dir, std::string* warning) {
   }
   switch (check->format) {
     case Store::Format::kCurrent:
+    case Store::Format::kOlder:  // upgraded once open (Store::ensure_format)
     case Store::Format::kEmpty:
       return OpenedStore{};
     case Store::Format::kNewer:
@@ -149,7 +150,12 @@ OpenedStore examine_format(const std::string& dir, std::string* warning) {
 }  // namespace
 
 bool has_tarde_column_families(const std::vector<RocksKv::ColumnFamilyInfo>& families) {
-  if (families.size() != kCfCount + 1) return false;
+  // A store of format version 1 has every family but `state`, which the
+  // writable open adds before the upgrade fills it.
+  const bool without_state = std::none_of(
+      families.begin(), families.end(),
+      [](const RocksKv::ColumnFamilyInfo& f) { return f.name == cf_name(Cf::kState); });
+  if (families.size() != kCfCount + 1 - (without_state ? 1 : 0)) return false;
   return std::all_of(families.begin(), families.end(), [](const RocksKv::ColumnFamilyInfo& f) {
     return is_tarde_column_family(f.name);
   });

@@ -232,10 +232,12 @@ Status Client::read_body(Reply* reply, bool payloads, Clock::time_point deadline
     return Status::ok();
   }
   const bool listing = reply->kind == ReplyKind::kEvents || reply->kind == ReplyKind::kLetters ||
-                       reply->kind == ReplyKind::kStats;
+                       reply->kind == ReplyKind::kStats || reply->kind == ReplyKind::kItems;
   uint64_t count = 0;
   if (!listing) return Status::ok();
-  if (t.size() != 2 || !to_number(t[1], &count) || count > kListLinesMax) {
+  // ITEMS carries the next page's cursor after its count.
+  const size_t header_tokens = reply->kind == ReplyKind::kItems ? 3 : 2;
+  if (t.size() != header_tokens || !to_number(t[1], &count) || count > kListLinesMax) {
     return fail(bad_reply("list header", reply->head));
   }
   for (uint64_t i = 0; i < count; ++i) {
@@ -424,6 +426,17 @@ Result<std::vector<DeadLetterInfo>> Client::deadletters(std::string_view queue,
     letters.value()[i].payload = reply.value().payloads[i];
   }
   return letters;
+}
+
+Result<ListPage> Client::list(std::string_view queue, std::string_view state,
+                              const ListOptions& options) {
+  Line line("LIST");
+  line.queue(queue).word(state, "state");
+  line.option("after", options.after).option("limit", number_text(options.limit));
+  line.option("prefix", options.prefix).option("reason", options.reason);
+  auto reply = typed_call(line);
+  if (!reply.is_ok()) return reply.status();
+  return parse_list_page(reply.value());
 }
 
 Result<QueueSettings> Client::config(

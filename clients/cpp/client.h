@@ -54,6 +54,16 @@ struct ReleaseOptions {
   std::optional<std::string> reason;
 };
 
+// LIST's optional arguments: the cursor a previous page returned
+// (ListPage::next), the page size (1–1000; the server's default 100), a tx_id
+// prefix and a reason to match.
+struct ListOptions {
+  std::optional<std::string> after;
+  std::optional<uint64_t> limit;
+  std::optional<std::string> prefix;
+  std::optional<std::string> reason;
+};
+
 // The external service's answer, for RESPOND.
 enum class Answer { kSuccess, kCancelled, kTransient, kRejected };
 const char* answer_name(Answer answer);
@@ -149,6 +159,11 @@ class Client {
   Result<std::vector<DeadLetterInfo>> deadletters(std::string_view queue,
                                                   std::optional<uint64_t> limit = {},
                                                   bool with_payload = false);
+  // One page of a queue's transactions in one state: "ready", "leased",
+  // "in_flight", "scheduled", "succeeded", "failed" or "dead". Follow
+  // ListPage::next (as options.after) until it is nullopt.
+  Result<ListPage> list(std::string_view queue, std::string_view state,
+                        const ListOptions& options = {});
 
   // Sets the given name=value settings (none: just reads) and returns them all.
   Result<QueueSettings> config(

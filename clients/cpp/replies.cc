@@ -7,7 +7,7 @@
 namespace tarde::client {
 namespace client_detail {
 
-constexpr std::array<std::pair<std::string_view, ReplyKind>, 22> kKinds = {{
+constexpr std::array<std::pair<std::string_view, ReplyKind>, 23> kKinds = {{
     {"CREATED", ReplyKind::kCreated},
     {"EXISTS", ReplyKind::kExists},
     {"OK", ReplyKind::kOk},
@@ -20,6 +20,7 @@ constexpr std::array<std::pair<std::string_view, ReplyKind>, 22> kKinds = {{
     {"TX", ReplyKind::kTx},
     {"EVENTS", ReplyKind::kEvents},
     {"LETTERS", ReplyKind::kLetters},
+    {"ITEMS", ReplyKind::kItems},
     {"CONFIG", ReplyKind::kConfig},
     {"STATS", ReplyKind::kStats},
     {"PONG", ReplyKind::kPong},
@@ -298,6 +299,36 @@ Result<DeadLetterInfo> parse_letter(std::string_view line) {
   f.optional_num("payload_bytes", &l.payload_bytes);
   TARDE_RETURN_IF_ERROR(f.status("LETTER line"));
   return l;
+}
+
+Result<ListItem> parse_item(std::string_view line) {
+  Fields f(line, "ITEM");
+  ListItem item;
+  f.str("tx", &item.tx_id);
+  f.str("state", &item.state);
+  f.num("attempt", &item.attempt);
+  f.num("next_attempt", &item.next_attempt);
+  f.num("next_fire_at", &item.next_fire_at_ms);
+  f.num("updated_at", &item.updated_at_ms);
+  f.num("deliveries", &item.deliveries);
+  f.str("reason", &item.reason);
+  TARDE_RETURN_IF_ERROR(f.status("ITEM line"));
+  return item;
+}
+
+Result<ListPage> parse_list_page(const Reply& reply) {
+  const std::vector<std::string_view> t = split_tokens(reply.head);
+  if (reply.kind != ReplyKind::kItems || t.size() != 3 || !t[2].starts_with("next=") ||
+      t[2].size() == 5) {
+    return bad_reply("ITEMS reply", reply.head);
+  }
+  ListPage page;
+  const std::string_view next = t[2].substr(5);
+  if (next != "-") page.next = std::string(next);
+  auto items = client_detail::parse_list<ListItem>(reply, ReplyKind::kItems, parse_item);
+  if (!items.is_ok()) return items.status();
+  page.items = std::move(items).value();
+  return page;
 }
 
 Result<ReservedRequest> parse_request(const Reply& reply) {

@@ -30,6 +30,7 @@ enum class ReplyKind {
   kTx,
   kEvents,
   kLetters,
+  kItems,  // LIST
   kConfig,
   kStats,
   kPong,
@@ -52,7 +53,7 @@ struct Reply {
   ReplyKind kind = ReplyKind::kOther;
   std::string text;               // verbatim: every line with its CRLF, payload included
   std::string head;               // the first line without its CRLF
-  std::vector<std::string> body;  // EVENTS/LETTERS/STATS lines without CRLF
+  std::vector<std::string> body;  // EVENTS/LETTERS/ITEMS/STATS lines without CRLF
   // REQUEST, and a TX line asked for with payload=1.
   std::optional<std::string> payload;
   // LETTERS asked for with payload=1: one payload per body line.
@@ -141,6 +142,25 @@ struct DeadLetterInfo {
   std::optional<std::string> payload;  // deadletters(..., with_payload) only
 };
 
+// One line of LIST: a transaction of the listed queue and state.
+struct ListItem {
+  std::string tx_id;
+  std::string state;  // SENDING, IN_FLIGHT, SCHEDULED, SUCCEEDED, FAILED
+  uint32_t attempt = 0;
+  uint32_t next_attempt = 0;
+  int64_t next_fire_at_ms = 0;
+  int64_t updated_at_ms = 0;
+  uint32_t deliveries = 0;
+  std::string reason;  // empty when "-"
+};
+
+// One page of LIST: its items and the cursor of the next page (nullopt when
+// the listing is complete; pass it back as ListOptions::after).
+struct ListPage {
+  std::vector<ListItem> items;
+  std::optional<std::string> next;
+};
+
 // A queue's settings as CONFIG returns them, in the server's order.
 struct QueueSettings {
   std::string queue;
@@ -174,6 +194,8 @@ Result<Summary> parse_summary(std::string_view line);
 Result<TxInfo> parse_tx_info(std::string_view line);
 Result<TxEvent> parse_event(std::string_view line);
 Result<DeadLetterInfo> parse_letter(std::string_view line);
+Result<ListItem> parse_item(std::string_view line);
+Result<ListPage> parse_list_page(const Reply& reply);       // Requires: kind kItems
 Result<ReservedRequest> parse_request(const Reply& reply);  // Requires: kind kRequest
 Result<QueueSettings> parse_config(std::string_view line);
 Result<ServerStats> parse_stats(const Reply& reply);

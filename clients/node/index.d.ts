@@ -117,6 +117,36 @@ export interface LetterFilter {
   limit?: number;
 }
 
+/** LIST's states. */
+export type ListState = 'ready' | 'leased' | 'in_flight' | 'scheduled' | 'succeeded' | 'failed' | 'dead';
+
+/** One LIST item. */
+export interface ListItem {
+  txId: string;
+  state: State;
+  attempt: number;
+  nextAttempt: number;
+  nextFireAt: number;
+  updatedAt: number;
+  deliveries: number;
+  reason: string | null;
+  [field: string]: string | number | null;
+}
+
+/** One LIST page; `next` is the cursor of the following page, null on the last. */
+export interface ListPage {
+  items: ListItem[];
+  next: string | null;
+}
+
+/** LIST's options: `after` is a previous page's `next`; `limit` 1 to 1000. */
+export interface ListOptions {
+  after?: string;
+  limit?: number;
+  prefix?: string;
+  reason?: string;
+}
+
 /** CONFIG reply: every setting of the queue, camelCase; durations in ms. */
 export interface QueueConfig {
   maxAttempts: number;
@@ -254,6 +284,7 @@ export class Client extends EventEmitter {
   /** null for an unknown transaction (NOT_FOUND). */
   history(txId: string, options?: { limit?: number }): Promise<HistoryEvent[] | null>;
   deadletters(queue: string, options?: { limit?: number; payload?: boolean }): Promise<DeadLetter[]>;
+  list(queue: string, state: ListState, options?: ListOptions): Promise<ListPage>;
   redrive(queue: string, txId: string): Promise<Result>;
   config(queue: string, settings?: QueueSettings): Promise<QueueConfig>;
   stats(): Promise<Record<string, number>>;

@@ -17,6 +17,35 @@ namespace {
 // next commit: memory stays flat however many retries fall due at once.
 constexpr size_t kTimerStagedKeysMax = 16384;
 
+// An upgrade of a big store logs its progress about every this many
+// transactions (some seconds apart), so that a long start is seen to move.
+constexpr uint64_t kUpgradeLogEvery = 1'000'000;
+
+// Brings a store of an older format to this build's (Store::ensure_format),
+// on the durable store itself: through the overlay, every key the upgrade
+// writes would wait in memory. Logs the progress and, at the end, the
+// figures.
+Status upgrade_format(storage::Kv& durable, const std::string& dir, Clock& clock) {
+  storage::Store store(durable);
+  const int64_t started_ms = clock.now_steady_ms();
+  uint64_t logged = 0;
+  storage::FormatUpgrade upgrade;
+  TARDE_RETURN_IF_ERROR(store.ensure_format(&upgrade, [&](uint64_t indexed) {
+    if (logged == 0) {
+      spdlog::info("upgrading {} to format version {}: building the state index", dir,
+                   storage::kFormatVersion);
+    }
+    if (logged != 0 && indexed - logged < kUpgradeLogEvery) return;
+    logged = indexed;
+    spdlog::info("upgrading {}: {} transactions indexed", dir, indexed);
+  }));
+  if (upgrade.from_version == 0) return Status::ok();
+  spdlog::info("upgraded {} from format version {} to {}: {} transactions indexed in {} ms", dir,
+               upgrade.from_version, storage::kFormatVersion, upgrade.indexed,
+               clock.now_steady_ms() - started_ms);
+  return Status::ok();
+}
+
 }  // namespace
 
 Core::Core(asio::io_context& io, Figures& figures)
@@ -57,6 +86,7 @@ Status Core::open(const CoreOptions& options) {
   }
   durable_ = std::move(opened.kv);
   store_open_ = true;
+  TARDE_RETURN_IF_ERROR(upgrade_format(*durable_, options.data_dir, clock_));
   staged_ = std::make_unique<storage::StagedKv>(*durable_);
   store_ = std::make_unique<storage::Store>(*staged_);
   engine::Engine::Options engine_options;

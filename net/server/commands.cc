@@ -291,6 +291,45 @@ Action handle_deadletters(CommandContext& ctx, const Command& command) {
   return reply(letters_reply(letters, with_payload.value()));
 }
 
+// LIST <queue> <state> [after=<cursor>] [limit=N] [prefix=<tx_id prefix>]
+// [reason=<reason>]: one page of the queue's transactions in that state.
+Action handle_list(CommandContext& ctx, const Command& command) {
+  TARDE_SPLIT(args, 2, "after", "limit", "prefix", "reason");
+  TARDE_PARSE(queue, parse_queue(args.positional[0]));
+  const std::optional<engine::ListState> state = engine::parse_list_state(args.positional[1]);
+  if (!state) {
+    return error(ErrorCode::kBadArgument,
+                 "state must be ready, leased, in_flight, scheduled, succeeded, failed or dead, "
+                 "got " +
+                     quote_token(args.positional[1]));
+  }
+  uint64_t limit = engine::kListDefaultLimit;
+  if (auto given = args.option("limit")) {
+    TARDE_PARSE(parsed, parse_uint(*given, "limit", engine::kListLimitMax, 1));
+    limit = parsed.value();
+  }
+  std::string cursor;
+  if (auto after = args.option("after")) {
+    if (after->size() > engine::kListCursorBytesMax) {
+      return error(ErrorCode::kBadArgument, "after is not a cursor of this listing: too long");
+    }
+    cursor = std::string(*after);
+  }
+  std::string prefix;
+  if (auto given = args.option("prefix")) {
+    TARDE_PARSE(parsed, parse_tx_id(*given, "prefix"));
+    prefix = parsed.value();
+  }
+  std::string reason;
+  if (auto why = args.option("reason")) {
+    TARDE_PARSE(parsed, parse_reason(*why));
+    reason = parsed.value();
+  }
+  auto page = ctx.engine->list(queue.value(), *state, cursor, limit, prefix, reason);
+  if (!page.is_ok()) return status_error(page.status());
+  return reply(list_reply(page.value()));
+}
+
 Action handle_redrive(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 2);
   TARDE_PARSE(queue, parse_queue(args.positional[0]));
@@ -410,6 +449,7 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
       {"GET", handle_get},
       {"HISTORY", handle_history},
       {"DEADLETTERS", handle_deadletters},
+      {"LIST", handle_list},
       {"REDRIVE", handle_redrive},
       {"CONFIG", handle_config},
       {"STATS", handle_stats},

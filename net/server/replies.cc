@@ -126,6 +126,21 @@ std::string count_reply(std::string_view word, size_t n) {
   return std::string(word) + ' ' + std::to_string(n) + "\r\n";
 }
 
+std::string list_reply(const engine::ListPage& page) {
+  std::string out = "ITEMS " + std::to_string(page.items.size()) +
+                    " next=" + (page.next.empty() ? std::string("-") : page.next) + "\r\n";
+  for (const storage::TxRecord& r : page.items) {
+    out += "ITEM tx=" + r.tx_id + " state=" + storage::to_string(r.state) +
+           " attempt=" + std::to_string(r.attempt) +
+           " next_attempt=" + std::to_string(r.next_attempt) +
+           " next_fire_at=" + std::to_string(r.next_fire_at_ms) +
+           " updated_at=" + std::to_string(r.updated_at_ms) +
+           " deliveries=" + std::to_string(r.deliveries) +
+           " reason=" + reason_or_dash(std::string(engine::shown_reason(r))) + "\r\n";
+  }
+  return out;
+}
+
 std::string config_reply(std::string_view queue, const storage::QueueConfig& c) {
   std::string out = "CONFIG " + std::string(queue);
   for (const auto& [name, value] : config_values(c)) out += ' ' + name + '=' + value;

@@ -32,6 +32,8 @@ std::string letters_reply(const std::vector<storage::DeadLetter>& letters,
 std::string paused_reply(std::string_view queue, bool paused);
 // `<word> <n>`: the answer of a bulk command (`REDRIVEN 3`).
 std::string count_reply(std::string_view word, size_t n);
+// `ITEMS <n> next=<cursor|->` then one `ITEM tx=... reason=...` line each.
+std::string list_reply(const engine::ListPage& page);
 // `CONFIG <queue> name=value ...` with every setting.
 std::string config_reply(std::string_view queue, const storage::QueueConfig& config);
 // `STATS <n>` then one `name value` line each.

@@ -366,6 +366,69 @@ TEST_CASE("client: quit, AUTH and timeouts") {
   CHECK(refused_port.status().code() == Status::Code::kIoError);
 }
 
+TEST_CASE("client: list pages a state with cursors, prefix and reason") {
+  CliTestServer server;
+  auto client = connect_to(server);
+  EnqueueOptions delayed;
+  delayed.delay = "1h";
+  for (const char* id : {"L-3", "L-1", "L-2"})
+    REQUIRE(client->enqueue("lq", id, "", delayed).is_ok());
+  EnqueueOptions sent;
+  sent.sent = true;
+  REQUIRE(client->enqueue("lq", "F-1", "", sent).is_ok());
+  RespondOptions why;
+  why.reason = "CARD";
+  REQUIRE(client->respond("F-1", 1, Answer::kRejected, why).is_ok());
+
+  std::vector<std::string> ids;
+  ListOptions options;
+  options.limit = 2;
+  int pages = 0;
+  for (;;) {
+    auto page = client->list("lq", "scheduled", options);
+    REQUIRE_MESSAGE(page.is_ok(), page.status().to_string());
+    pages += 1;
+    for (const ListItem& item : page->items) ids.push_back(item.tx_id);
+    if (!page->next) break;
+    options.after = page->next;
+  }
+  CHECK(ids == std::vector<std::string>{"L-1", "L-2", "L-3"});
+  CHECK(pages == 2);
+  ListOptions filtered;
+  filtered.prefix = "L-2";
+  auto one = client->list("lq", "scheduled", filtered);
+  REQUIRE(one.is_ok());
+  REQUIRE(one->items.size() == 1);
+  CHECK(one->items[0].state == "SCHEDULED");
+  CHECK(one->items[0].next_attempt == 1);
+  CHECK(one->items[0].next_fire_at_ms > 0);
+  CHECK_FALSE(one->next.has_value());
+  ListOptions by_reason;
+  by_reason.reason = "CARD";
+  auto failed = client->list("lq", "failed", by_reason);
+  REQUIRE(failed.is_ok());
+  REQUIRE(failed->items.size() == 1);
+  CHECK(failed->items[0].reason == "CARD");
+  CHECK(failed->items[0].attempt == 1);
+
+  // Refused before sending, and refused by the server.
+  auto bad_state = client->list("lq", "two words");
+  CHECK(server_error_code(bad_state.status()) == "BAD_ARGUMENT");
+  CHECK(server_error_code(client->list("lq", "stuck").status()) == "BAD_ARGUMENT");
+  ListOptions bad_cursor;
+  bad_cursor.after = "r1.2";
+  CHECK(server_error_code(client->list("lq", "scheduled", bad_cursor).status()) == "BAD_ARGUMENT");
+  CHECK(client->ping().is_ok());
+
+  auto page = parse_list_page(Reply{ReplyKind::kItems, "", "ITEMS 0 next=-", {}, {}, "", ""});
+  REQUIRE(page.is_ok());
+  CHECK_FALSE(page->next.has_value());
+  for (const char* head : {"ITEMS 0", "ITEMS 0 next=", "ITEMS 0 cursor=-"}) {
+    CHECK_FALSE(parse_list_page(Reply{ReplyKind::kItems, "", head, {}, {}, "", ""}).is_ok());
+  }
+  CHECK_FALSE(parse_item("ITEM tx=a state=SENDING").is_ok());
+}
+
 TEST_CASE("client: reply line parsers reject malformed lines") {
   auto nf = parse_summary("NOT_FOUND TX-1");
   REQUIRE(nf.is_ok());
@@ -567,6 +630,28 @@ TEST_CASE("cli: walkthrough with exit statuses") {
                              {"--port", "1", "--timeout", "2s", "ping"});
   CHECK(run.exit_code == 3);
   CHECK(contains(run.err, "cannot connect"));
+
+  for (const char* id : {"W-3", "W-2"}) {
+    REQUIRE(run_cli(port, {"enqueue", "orders", id, "--delay", "1h"}).exit_code == 0);
+  }
+  run = run_cli(port, {"list", "orders", "SCHEDULED", "--limit", "1"});
+  CHECK_MESSAGE(run.exit_code == 0, run.err);
+  for (const char* word :
+       {"TX", "NEXT_FIRE_AT", "W-2", "(1 transaction; the next page: --after tW-2)"}) {
+    CHECK_MESSAGE(contains(run.out, word), word);
+  }
+  run = run_cli(port, {"list", "orders", "scheduled", "--after", "tW-2"});
+  CHECK(run.exit_code == 0);
+  CHECK(contains(run.out, "W-3"));
+  CHECK(contains(run.out, "(1 transaction; the last page)"));
+  run = run_cli(port, {"list", "orders", "succeeded", "--prefix", "W-", "--reason", "x"});
+  CHECK(run.exit_code == 0);
+  CHECK(contains(run.out, "(0 transactions; the last page)"));
+  run = run_cli(port, {"--raw", "list", "orders", "scheduled", "--limit", "1"});
+  CHECK(run.out == "ITEMS 1 next=tW-2\r\n" + run.out.substr(run.out.find("ITEM tx=")));
+  run = run_cli(port, {"list", "orders", "ready", "--after", "tW-2"});
+  CHECK(run.exit_code == 3);
+  CHECK(contains(run.err, "BAD_ARGUMENT"));
 }
 
 TEST_CASE("cli: queue administration commands") {
@@ -689,6 +774,12 @@ TEST_CASE("cli: a bad command line exits 2 before connecting and says why") {
   refused({"enqueue", "q", "T", "--payload", "a", "--payload-file", "/dev/null"},
           "give one of --payload and --payload-file");
   refused({"--wait", "1s"}, "--wait needs a command");
+  refused({"list", "q", "stuck"}, "the state must be ready, leased, in_flight, scheduled,");
+  refused({"list", "q"}, "list takes 2 argument(s), got 1");
+  refused({"list", "q", "ready", "--after", "a\x01"}, "--after expects 1 to 201 printable");
+  refused({"list", "q", "ready", "--prefix", std::string(202, 'p')},
+          "--prefix expects 1 to 201 printable");
+  refused({"list", "q", "ready", "--wait", "1s"}, "list does not take --wait");
   // The last of a repeated flag wins; after a lone --, words only.
   auto run = cli({"--port", "7", "--port=1", "--timeout", "2s", "ping"});
   CHECK(run.exit_code == 3);

@@ -70,6 +70,7 @@ void write_storage_seeds(const std::string& dir) {
   write(dir, "key_ready", ready_key("pagos", 1795984996810, 7));
   write(dir, "key_event", event_key("TX-1", 2));
   write(dir, "key_dead", dead_key("pagos", "TX-9"));
+  write(dir, "key_state", state_key("pagos", 3, "TX-1"));
   write(dir, "key_queue_config", queue_config_key("pagos"));
 }
 

@@ -100,6 +100,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                       [](const EventKey& key) { return event_key(key.tx_id, key.seq); });
   check_key<DeadKey>(bytes, decode_dead_key,
                      [](const DeadKey& key) { return dead_key(key.queue, key.tx_id); });
+  check_key<StateKey>(bytes, decode_state_key, [](const StateKey& key) {
+    return state_key(key.queue, key.state, key.tx_id);
+  });
   check_key<std::string>(bytes, decode_queue_config_key,
                          [](const std::string& queue) { return queue_config_key(queue); });
   const std::string printable = printable_key(bytes);

@@ -120,7 +120,37 @@ TEST_CASE("keys: dead, tx and queue config keys round trip") {
   CHECK(decode_queue_config_key("queue/").status().code() == Status::Code::kCorruption);
 }
 
+TEST_CASE("keys: state keys round trip, sort by queue, state, tx_id, and bad ones are corruption") {
+  Result<StateKey> state = decode_state_key(state_key("billing", 3, "tx-7"));
+  REQUIRE(state.is_ok());
+  CHECK(state->queue == "billing");
+  CHECK(state->state == 3);
+  CHECK(state->tx_id == "tx-7");
+  // The queue q sorts before q-; within a queue, by state, then tx_id; a
+  // state's keys all start with its prefix.
+  CHECK(state_key("q", 6, "z") < state_key("q-", 1, "a"));
+  CHECK(state_key("q", 1, "z") < state_key("q", 2, "a"));
+  CHECK(state_key("q", 3, "a") < state_key("q", 3, "a0"));
+  CHECK(state_key("q", 3, "a0").starts_with(state_prefix("q", 3)));
+  CHECK(prefix_end(state_prefix("q", 3)) == state_prefix("q", 4));
+  auto corrupt = [](const std::string& key) {
+    return decode_state_key(key).status().code() == Status::Code::kCorruption;
+  };
+  CHECK(corrupt(""));
+  CHECK(corrupt("q"));                           // no separator
+  CHECK(corrupt(bytes({'q', 0})));               // no state byte
+  CHECK(corrupt(bytes({'q', 0, 3})));            // no tx_id
+  CHECK(corrupt(bytes({'q', 0, 0, 'a'})));       // state 0
+  CHECK(corrupt(bytes({'q', 0, 7, 'a'})));       // state above kIndexedStateMax
+  CHECK(corrupt(bytes({'q', 0, 3, 'a', ' '})));  // space in tx_id
+  CHECK(corrupt(bytes({'q', '/', 0, 3, 'a'})));  // bad queue name
+  const Status status = decode_state_key(bytes({'q', 0, 9, 'a'})).status();
+  CHECK(status.message() == "bad state key 'q\\x00\\x09a': unknown state");
+}
+
 TEST_CASE("keys: golden bytes") {
+  CHECK(state_key("q", 3, "t1") == bytes({'q', 0, 3, 't', '1'}));
+  CHECK(state_prefix("pay", 6) == bytes({'p', 'a', 'y', 0, 6}));
   CHECK(tx_key("t1") == "t1");
   CHECK(due_key(0x0102030405, "t1") == bytes({0, 0, 0, 0x01, 0x02, 0x03, 0x04, 0x05, 't', '1'}));
   CHECK(ready_key("q", 256, 1) == bytes({'q', 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1}));

@@ -1,7 +1,9 @@
 #include "storage/store.h"
 
 #include <doctest/doctest.h>
+#include <rocksdb/db.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -366,7 +368,8 @@ TEST_CASE_TEMPLATE("store: ensure_format", Backend, STORE_BACKENDS) {
     REQUIRE(store.ensure_format().is_ok());
     Result<std::optional<std::string>> format = store.get_meta("format");
     REQUIRE(format.is_ok());
-    CHECK(format.value() == std::optional<std::string>(std::string("\0\0\0\1", 4)));
+    CHECK(format.value() == std::optional<std::string>(std::string("\0\0\0\2", 4)));
+    CHECK(store.has_state_index().value());
     CHECK(store.ensure_format().is_ok());
   }
   SUBCASE("a newer version is refused") {
@@ -392,6 +395,206 @@ TEST_CASE_TEMPLATE("store: ensure_format", Backend, STORE_BACKENDS) {
     REQUIRE(store.write(batch).is_ok());
     CHECK(store.ensure_format().code() == Status::Code::kCorruption);
   }
+}
+
+// The state keys of the store, as "queue/state/tx_id" strings.
+std::vector<std::string> state_keys(Store& store) {
+  std::vector<std::string> keys;
+  REQUIRE(store
+              .scan_all_state([&keys](const StateKey& k) {
+                keys.push_back(k.queue + "/" + std::to_string(k.state) + "/" + k.tx_id);
+                return true;
+              })
+              .is_ok());
+  return keys;
+}
+
+TEST_CASE_TEMPLATE("store: scan_state pages one queue's state by prefix and after", Backend,
+                   STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  Batch batch;
+  for (const char* id : {"a1", "a2", "a3", "b1", "b2"}) {
+    batch.put_state("q", IndexedState::kScheduled, id);
+  }
+  batch.put_state("q", IndexedState::kInFlight, "a0");     // another state
+  batch.put_state("q-", IndexedState::kScheduled, "a15");  // another queue
+  batch.put_state("p", IndexedState::kScheduled, "a16");
+  REQUIRE(store.write(batch).is_ok());
+  auto ids = [&](std::string_view prefix, std::string_view after, size_t stop_at = 100) {
+    Ids out;
+    REQUIRE(store
+                .scan_state("q", IndexedState::kScheduled, prefix, after,
+                            [&](const std::string& id) {
+                              out.push_back(id);
+                              return out.size() < stop_at;
+                            })
+                .is_ok());
+    return out;
+  };
+  CHECK(ids("", "") == Ids{"a1", "a2", "a3", "b1", "b2"});
+  CHECK(ids("", "", 2) == Ids{"a1", "a2"});
+  CHECK(ids("", "a2") == Ids{"a3", "b1", "b2"});
+  CHECK(ids("a", "") == Ids{"a1", "a2", "a3"});
+  CHECK(ids("a", "a1") == Ids{"a2", "a3"});
+  CHECK(ids("b", "a2") == Ids{"b1", "b2"});  // a cursor before the prefix
+  CHECK(ids("a", "b1").empty());             // a cursor past it
+  CHECK(ids("c", "").empty());
+  CHECK(ids("", "b2").empty());
+  // Deleting a key takes it out.
+  Batch moved;
+  moved.delete_state("q", IndexedState::kScheduled, "a2");
+  REQUIRE(store.write(moved).is_ok());
+  CHECK(ids("a", "") == Ids{"a1", "a3"});
+  CHECK(state_keys(store).size() == 7);
+
+  auto bad = [&](std::string_view queue, IndexedState state, std::string_view prefix,
+                 std::string_view after) {
+    return store.scan_state(queue, state, prefix, after, [](const std::string&) { return true; })
+        .code();
+  };
+  CHECK(bad("q/", IndexedState::kScheduled, "", "") == Status::Code::kInvalidArgument);
+  CHECK(bad("q", static_cast<IndexedState>(0), "", "") == Status::Code::kInvalidArgument);
+  CHECK(bad("q", static_cast<IndexedState>(7), "", "") == Status::Code::kInvalidArgument);
+  CHECK(bad("q", IndexedState::kScheduled, "a b", "") == Status::Code::kInvalidArgument);
+  CHECK(bad("q", IndexedState::kScheduled, "", "a b") == Status::Code::kInvalidArgument);
+
+  KvBatch raw;
+  raw.put(Cf::kState, std::string("q\0\x03", 3), "");  // a key without its tx_id
+  REQUIRE(backend.kv().write(raw).is_ok());
+  CHECK(bad("q", IndexedState::kScheduled, "", "") == Status::Code::kCorruption);
+  CHECK(store.scan_all_state([](const StateKey&) { return true; }).code() ==
+        Status::Code::kCorruption);
+}
+
+TEST_CASE_TEMPLATE("store: ensure_format upgrades a version 1 store by filing every transaction",
+                   Backend, STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  Batch batch;
+  batch.put_meta("format", encode_format_version(1));
+  // More than one upgrade batch, in two queues and every filed state.
+  const size_t count = kUpgradeBatchTransactions + 7;
+  for (size_t i = 0; i < count; ++i) {
+    TxRecord rec = make_tx("t" + std::to_string(i), i % 2 == 0 ? "even" : "odd");
+    rec.state = static_cast<TxState>(1 + i % 5);
+    rec.dead_lettered = i % 10 == 5;  // SENDING, in queue odd: dead-lettered
+    batch.put_tx(rec);
+  }
+  REQUIRE(store.write(batch).is_ok());
+  CHECK_FALSE(store.has_state_index().value());
+  Result<Store::FormatCheck> check = store.check_format();
+  REQUIRE(check.is_ok());
+  CHECK(check->format == Store::Format::kOlder);
+
+  std::vector<uint64_t> progress;
+  FormatUpgrade upgrade;
+  REQUIRE(store.ensure_format(&upgrade, [&](uint64_t n) { progress.push_back(n); }).is_ok());
+  CHECK(upgrade.from_version == 1);
+  CHECK(upgrade.indexed == count);
+  CHECK(progress == std::vector<uint64_t>{kUpgradeBatchTransactions, count});
+  CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(2)));
+  CHECK(store.has_state_index().value());
+  const std::vector<std::string> keys = state_keys(store);
+  CHECK(keys.size() == count);
+  CHECK(std::find(keys.begin(), keys.end(), "even/1/t0") != keys.end());
+  CHECK(std::find(keys.begin(), keys.end(), "odd/6/t5") != keys.end());   // dead-lettered
+  CHECK(std::find(keys.begin(), keys.end(), "odd/2/t1") != keys.end());   // IN_FLIGHT
+  CHECK(std::find(keys.begin(), keys.end(), "odd/5/t9") != keys.end());   // FAILED
+  CHECK(std::find(keys.begin(), keys.end(), "even/3/t2") != keys.end());  // SCHEDULED
+
+  // Opened again: the current version, nothing to do.
+  upgrade = FormatUpgrade{7, 7};
+  REQUIRE(store.ensure_format(&upgrade).is_ok());
+  CHECK(upgrade.from_version == 0);
+  CHECK(upgrade.indexed == 0);
+}
+
+TEST_CASE_TEMPLATE("store: an upgrade cut short is done again, and a bad record stops it", Backend,
+                   STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  Batch batch;
+  batch.put_meta("format", encode_format_version(1));
+  batch.put_tx(make_tx("a"));
+  batch.put_tx(make_tx("b"));
+  // What a first run wrote before a crash: one key, no new format record.
+  batch.put_state("q", IndexedState::kScheduled, "a");
+  REQUIRE(store.write(batch).is_ok());
+  SUBCASE("redone") {
+    FormatUpgrade upgrade;
+    REQUIRE(store.ensure_format(&upgrade).is_ok());
+    CHECK(upgrade.indexed == 2);
+    CHECK(state_keys(store) == std::vector<std::string>{"q/3/a", "q/3/b"});
+  }
+  SUBCASE("a record that does not decode is corruption, and the format stays 1") {
+    KvBatch raw;
+    raw.put(Cf::kTx, "c", "not a record");
+    REQUIRE(backend.kv().write(raw).is_ok());
+    const Status status = store.ensure_format();
+    CHECK(status.code() == Status::Code::kCorruption);
+    CHECK(status.message().find("'c'") != std::string::npos);
+    CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(1)));
+  }
+  SUBCASE("a record without a state is corruption") {
+    TxRecord none = make_tx("c");
+    none.state = TxState::kNone;
+    Batch bad;
+    bad.put_tx(none);
+    REQUIRE(store.write(bad).is_ok());
+    CHECK(store.ensure_format().code() == Status::Code::kCorruption);
+  }
+}
+
+TEST_CASE("store: a stopped store of format 1, without the state family, opens read-only") {
+  TempDir dir;
+  {
+    // A store as format 1 left it: every family but `state`.
+    Result<std::unique_ptr<RocksKv>> kv = RocksKv::open(dir.path(), RocksKv::Options());
+    REQUIRE(kv.is_ok());
+    Store store(*kv.value());
+    Batch batch;
+    batch.put_meta("format", encode_format_version(1));
+    batch.put_tx(make_tx("kept"));
+    REQUIRE(store.write(batch).is_ok());
+    REQUIRE(kv.value()->close().is_ok());
+    rocksdb::DB* db = nullptr;
+    std::vector<rocksdb::ColumnFamilyDescriptor> families;
+    std::vector<std::string> names;
+    REQUIRE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir.path(), &names).ok());
+    for (const std::string& name : names)
+      families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    REQUIRE(rocksdb::DB::Open(rocksdb::DBOptions(), dir.path(), families, &handles, &db).ok());
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == "state") REQUIRE(db->DropColumnFamily(handles[i]).ok());
+    }
+    for (auto* handle : handles) REQUIRE(db->DestroyColumnFamilyHandle(handle).ok());
+    delete db;
+  }
+  std::vector<std::string> names;
+  REQUIRE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir.path(), &names).ok());
+  CHECK(std::find(names.begin(), names.end(), "state") == names.end());
+  {
+    RocksKv::Options read_only;
+    read_only.read_only = true;
+    read_only.create_if_missing = false;
+    Result<std::unique_ptr<RocksKv>> kv = RocksKv::open(dir.path(), read_only);
+    REQUIRE_MESSAGE(kv.is_ok(), kv.status().to_string());
+    Store store(*kv.value());
+    CHECK(store.get_tx("kept").value().has_value());
+    CHECK(state_keys(store).empty());
+    CHECK(store.kv().get(Cf::kState, "x").value() == std::nullopt);
+    CHECK_FALSE(store.has_state_index().value());
+  }
+  // Opened for writing, the family is made and the upgrade fills it.
+  Result<std::unique_ptr<RocksKv>> kv = RocksKv::open(dir.path(), RocksKv::Options());
+  REQUIRE_MESSAGE(kv.is_ok(), kv.status().to_string());
+  Store store(*kv.value());
+  FormatUpgrade upgrade;
+  REQUIRE(store.ensure_format(&upgrade).is_ok());
+  CHECK(upgrade.indexed == 1);
+  CHECK(state_keys(store) == std::vector<std::string>{"q/3/kept"});
 }
 
 TEST_CASE("store: a reopened RocksKv dir holds the same data") {

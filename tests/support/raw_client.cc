@@ -255,7 +255,9 @@ std::vector<std::string> RawClient::read_block() {
   std::vector<std::string> lines;
   lines.push_back(read_line());
   const std::vector<std::string> words = split_words(lines.front());
-  if (words.size() != 2 || words[0] == "ERR" || words[0] == "NOT_FOUND") return lines;
+  // `ITEMS n next=<cursor>` (LIST) carries a cursor after its count.
+  const bool items = words.size() == 3 && words[0] == "ITEMS";
+  if ((words.size() != 2 && !items) || words[0] == "ERR" || words[0] == "NOT_FOUND") return lines;
   const uint32_t count = to_u32(words[1]);
   for (uint32_t i = 0; i < count; ++i) lines.push_back(read_line());
   return lines;

@@ -51,14 +51,15 @@ void populate(const std::string& dir) {
 
 }  // namespace
 
-TEST_CASE("tarde-dump summary, tx, list, due, ready, dead and check read a data directory") {
+TEST_CASE("tarde-dump summary, tx, list, due, ready, dead, state and check read a data directory") {
   testing::TempDir dir;
   populate(dir.path());
   const std::string d = dir.path();
 
   ToolRun summary = run(d + " summary");
   CHECK(summary.status == 0);
-  CHECK(summary.out.find("format version 1") != std::string::npos);
+  CHECK(summary.out.find("format version 2") != std::string::npos);
+  CHECK(summary.out.find("state index: 4 keys") != std::string::npos);
   CHECK(summary.out.find("retry index: 2 entries") != std::string::npos);  // retry + retention
 
   ToolRun tx = run(d + " tx TX-SCHED");
@@ -85,6 +86,15 @@ TEST_CASE("tarde-dump summary, tx, list, due, ready, dead and check read a data 
   CHECK(dead.out.find("TX-DEAD#1") != std::string::npos);
   CHECK(dead.out.find("BROKEN") != std::string::npos);
 
+  ToolRun state = run(d + " state pagos");
+  CHECK(state.status == 0);
+  for (const char* row : {"sending        TX-READY", "scheduled      TX-SCHED",
+                          "succeeded      TX-DONE", "dead_lettered  TX-DEAD"}) {
+    CHECK_MESSAGE(state.out.find(row) != std::string::npos, state.out);
+  }
+  CHECK(run(d + " state pagos --limit 1").out.find("TX-SCHED") == std::string::npos);
+  CHECK(run(d + " state").status == 2);
+
   ToolRun check = run(d + " check");
   CHECK(check.status == 0);
   CHECK(check.out.find("0 violations") != std::string::npos);
@@ -102,6 +112,9 @@ TEST_CASE("tarde-dump check reports a broken invariant with exit status 1") {
     storage::Store store(*kv.value());
     auto rec = store.get_tx("TX-READY").value().value();
     batch.del(storage::Cf::kReady, storage::ready_key("pagos", rec.ready_at_ms, rec.ready_seq));
+    // and a missing and an orphan state index key
+    batch.del(storage::Cf::kState, storage::state_key("pagos", 4, "TX-DONE"));
+    batch.put(storage::Cf::kState, storage::state_key("pagos", 3, "TX-LOST"), "");
     REQUIRE(kv.value()->write(batch).is_ok());
     REQUIRE(kv.value()->close().is_ok());
   }
@@ -109,7 +122,10 @@ TEST_CASE("tarde-dump check reports a broken invariant with exit status 1") {
   CHECK(check.status == 1);
   CHECK(check.out.find("TX-GHOST") != std::string::npos);
   CHECK(check.out.find("TX-READY") != std::string::npos);
-  CHECK(check.out.find("2 violations") != std::string::npos);
+  CHECK(check.out.find("TX-DONE: its state index key is missing") != std::string::npos);
+  CHECK(check.out.find("TX-LOST': no transaction is filed under this state index key") !=
+        std::string::npos);
+  CHECK(check.out.find("4 violations") != std::string::npos);
 }
 
 TEST_CASE("tarde-dump refuses what it cannot read, clearly") {

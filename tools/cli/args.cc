@@ -14,7 +14,7 @@ namespace tarde::cli {
 namespace {
 
 // The form of a command flag's value.
-enum class FlagKind { kDuration, kDecimal, kCount, kReason, kTxPrefix, kSwitch, kText, kFile };
+enum class FlagKind { kDuration, kDecimal, kCount, kReason, kTxPrefix, kSwitch, kText, kFile, kToken };
 
 // A command flag: its form, and how --help explains it. The enqueue flags
 // that are not given take the queue's CONFIG.
@@ -41,18 +41,22 @@ constexpr FlagSpec kFlags[] = {
     {"delay", FlagKind::kDuration, "DUR",
      "enqueue: attempt 1 waits like a retry; release: ready again after DUR"},
     {"wait", FlagKind::kDuration, "DUR", "reserve: wait up to DUR for a request (default: 0)"},
-    {"reason", FlagKind::kReason, "R", "release, respond, resolve: the reason recorded"},
+    {"reason", FlagKind::kReason, "R",
+     "release, respond, resolve: the reason recorded; list: only those\nwith this reason"},
     {"retry-after", FlagKind::kDuration, "DUR", "respond: the wait instead of the computed one"},
     {"limit", FlagKind::kCount, "N",
-     "history, deadletters: the newest or first N only; redrive-all, resolve-all: at most N"},
+     "history, deadletters: the newest or first N only; redrive-all, resolve-all: at most N; list: "
+     "the page size"},
     {"show-payload", FlagKind::kSwitch, "", "get, deadletters: print the payloads too", "payload"},
-    {"prefix", FlagKind::kTxPrefix, "P", "redrive-all, resolve-all: only tx ids starting with P"},
+    {"prefix", FlagKind::kTxPrefix, "P",
+     "list, redrive-all, resolve-all: only tx ids starting with P"},
     {"last-error", FlagKind::kReason, "R",
      "redrive-all, resolve-all: only letters whose last error is R"},
+    {"after", FlagKind::kToken, "CURSOR", "list: the page after CURSOR (a page's next cursor)"},
 };
 
 // The form of a positional argument.
-enum class ArgKind { kQueue, kQueues, kTx, kAttempt, kAnswer, kTerminal };
+enum class ArgKind { kQueue, kQueues, kTx, kAttempt, kAnswer, kTerminal, kListState };
 
 struct CommandSpec {
   std::string_view name;
@@ -86,6 +90,7 @@ const std::vector<CommandSpec>& commands() {
       {"get", "GET", {A::kTx}, {"show-payload"}},
       {"history", "HISTORY", {A::kTx}, {"limit"}},
       {"deadletters", "DEADLETTERS", {A::kQueue}, {"limit", "show-payload"}},
+      {"list", "LIST", {A::kQueue, A::kListState}, {"after", "limit", "prefix", "reason"}},
       {"redrive", "REDRIVE", {A::kQueue, A::kTx}, {}},
       {"config", "CONFIG", {A::kQueue}, {}, true},
       {"stats", "STATS", {}, {}},
@@ -182,6 +187,15 @@ Status check_flag_value(const FlagSpec& spec, const std::string& value) {
     case FlagKind::kTxPrefix:
       status = net::parse_tx_id(value, label).status();
       break;
+    case FlagKind::kToken: {
+      const bool printable =
+          std::all_of(value.begin(), value.end(), [](char c) { return c > 0x20 && c < 0x7F; });
+      if (value.empty() || !printable || value.size() > net::kTxIdBytesMax + 1) {
+        status = usage(label + " expects 1 to " + std::to_string(net::kTxIdBytesMax + 1) +
+                       " printable bytes without spaces, got " + quote_token(value));
+      }
+      break;
+    }
     case FlagKind::kSwitch:
     case FlagKind::kText:
     case FlagKind::kFile:
@@ -230,6 +244,19 @@ Result<std::string> check_arg(ArgKind kind, const std::string& value) {
       const std::string word = upper(value);
       if (word == "SUCCEEDED" || word == "FAILED") return word;
       return usage("the state must be SUCCEEDED or FAILED, got '" + value + "'");
+    }
+    case ArgKind::kListState: {
+      std::string word = value;
+      std::transform(word.begin(), word.end(), word.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      for (const char* state :
+           {"ready", "leased", "in_flight", "scheduled", "succeeded", "failed", "dead"}) {
+        if (word == state) return word;
+      }
+      return usage(
+          "the state must be ready, leased, in_flight, scheduled, succeeded, failed or dead, "
+          "got '" +
+          value + "'");
     }
   }
   return usage("?");

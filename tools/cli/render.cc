@@ -183,6 +183,24 @@ bool render_letters(const client::Reply& reply, int64_t now_ms, std::ostream& ou
   return true;
 }
 
+bool render_items(const client::Reply& reply, int64_t now_ms, std::ostream& out) {
+  auto page = client::parse_list_page(reply);
+  if (!page.is_ok()) return false;
+  std::vector<std::vector<std::string>> rows = {
+      {"TX", "STATE", "ATTEMPT", "NEXT", "NEXT_FIRE_AT", "UPDATED", "DELIVERIES", "REASON"}};
+  for (const client::ListItem& i : page->items) {
+    rows.push_back({i.tx_id, i.state, std::to_string(i.attempt), std::to_string(i.next_attempt),
+                    i.next_fire_at_ms == 0 ? "-" : iso_time(i.next_fire_at_ms),
+                    relative_time(i.updated_at_ms, now_ms), std::to_string(i.deliveries),
+                    dash(i.reason)});
+  }
+  table(out, rows);
+  out << "(" << page->items.size() << (page->items.size() == 1 ? " transaction" : " transactions")
+      << (page->next ? "; the next page: --after " + *page->next : std::string("; the last page"))
+      << ")\n";
+  return true;
+}
+
 void render_pairs(const client::Reply& reply, std::ostream& out) {
   if (reply.kind == ReplyKind::kConfig) {
     const size_t first = reply.head.find(' ', 7);
@@ -241,6 +259,8 @@ bool render_human(const client::Reply& reply, int64_t now_ms, std::ostream& out)
       return render_events(reply, now_ms, out);
     case ReplyKind::kLetters:
       return render_letters(reply, now_ms, out);
+    case ReplyKind::kItems:
+      return render_items(reply, now_ms, out);
     case ReplyKind::kConfig:
     case ReplyKind::kStats:
       render_pairs(reply, out);

@@ -38,6 +38,10 @@ Commands:
                      show its transitions, oldest first, as a table
   deadletters QUEUE [--limit N] [--show-payload]
                      list the queue's dead letters (and their payloads)
+  list QUEUE STATE [--limit N] [--after CURSOR] [--prefix P] [--reason R]
+                     one page of the queue's transactions in STATE (ready,
+                     leased, in_flight, scheduled, succeeded, failed, dead);
+                     the last line gives the cursor of the next page
   redrive QUEUE TX   make a dead letter's request ready again
   redrive-all QUEUE [--prefix P] [--last-error R] [--limit N]
                      redrive the matching dead letters (at most 100 unless
@@ -72,7 +76,7 @@ may be given in lower case. After a lone --, every word is an argument, even
 one that starts with - (tarde-cli get -- --odd-id).
 
 Output: summaries, records and settings as labelled lists, HISTORY and
-DEADLETTERS as aligned tables. Times are shown in UTC ISO-8601, relative to
+DEADLETTERS and LIST as aligned tables. Times are shown in UTC ISO-8601, relative to
 now ("in 1h59m", "3s ago") and as the raw milliseconds since the epoch.
 
 Interactive mode: a `tarde> ` prompt reads one line at a time:
@@ -86,8 +90,8 @@ Interactive mode: a `tarde> ` prompt reads one line at a time:
 
 Exit status:
   0  the server answered (OK, CREATED, EXISTS, BURIED, REQUEST, EMPTY, TX,
-     EVENTS, LETTERS, CONFIG, STATS, PONG, BACKUP, PAUSED, RESUMED, REDRIVEN,
-     RESOLVED)
+     EVENTS, LETTERS, ITEMS, CONFIG, STATS, PONG, BACKUP, PAUSED, RESUMED,
+     REDRIVEN, RESOLVED)
   1  NOT_FOUND, STALE or CONFLICT (explained on stderr)
   2  usage error: the command line is wrong (explained on stderr)
   3  ERR reply, or no connection / timeout (explained on stderr)
@@ -110,6 +114,7 @@ std::string shell_help_text() {
   resolve TX SUCCEEDED|FAILED [--reason R]
   get TX [--show-payload]    history TX [--limit N]
   deadletters QUEUE [--limit N] [--show-payload]    redrive QUEUE TX
+  list QUEUE STATE [--limit N] [--after CURSOR] [--prefix P] [--reason R]
   redrive-all QUEUE [--prefix P] [--last-error R] [--limit N]
   resolve-all QUEUE SUCCEEDED|FAILED [--prefix P] [--last-error R] [--reason R] [--limit N]
   pause QUEUE    resume QUEUE    config QUEUE [name=value ...]    stats    ping

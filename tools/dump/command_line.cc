@@ -24,6 +24,7 @@ commands:
   due [--limit N]              the retry index in time order
   ready QUEUE [--limit N]      a queue's ready requests in hand-out order
   dead QUEUE [--limit N]       a queue's dead letters
+  state QUEUE [--limit N]      a queue's state index (format 2): each state's tx_ids
   check                        every invariant; exit status 1 and one line per violation
 
 backups (of tarde serve --backup-dir; a data directory named backups or restore
@@ -62,7 +63,7 @@ void define_flags(CLI::App& app, DumpRequest* request) {
   add_text_flag(app, "--queue", "list: only the transactions of queue Q (default: all)",
                 &request->queue)
       ->type_name("Q");
-  add_number_flag(app, "--limit", "tx, list, due, ready, dead: at most N rows; 0 = all",
+  add_number_flag(app, "--limit", "tx, list, due, ready, dead, state: at most N rows; 0 = all",
                   &request->limit, 0, UINT64_MAX)
       ->default_str("0");
 }
@@ -117,8 +118,8 @@ Result<FlagsOutcome> parse_command_line(const std::vector<std::string>& args, st
   *dir = words[0];
   request->command = words[1];
   if (words.size() == 3) request->argument = words[2];
-  const bool needs_argument =
-      request->command == "tx" || request->command == "ready" || request->command == "dead";
+  const bool needs_argument = request->command == "tx" || request->command == "ready" ||
+                              request->command == "dead" || request->command == "state";
   if (needs_argument && request->argument.empty()) {
     return Status::invalid_argument(request->command + " needs an argument");
   }

@@ -62,6 +62,11 @@ Result<DumpOutput> summary(storage::Store& store, const DumpRequest& request) {
     due += 1;
     return true;
   }));
+  uint64_t state_keys = 0;
+  TARDE_RETURN_IF_ERROR(store.scan_all_state([&](const storage::StateKey&) {
+    state_keys += 1;
+    return true;
+  }));
   auto format = store.get_meta("format");
   if (!format.is_ok()) return format.status();
   uint64_t version = 0;
@@ -98,13 +103,15 @@ Result<DumpOutput> summary(storage::Store& store, const DumpRequest& request) {
     doc["due_entries"] = due;
     doc["due_earliest_ms"] = earliest;
     doc["due_latest_ms"] = latest;
+    doc["state_index_keys"] = state_keys;
     doc["queues"] = rows.json();
     doc["ready_floors"] = floors.json();
     out.text = json_output(doc);
   } else {
     out.text = "format version " + std::to_string(version) + "\n" +
                "retry index: " + std::to_string(due) + " entries, earliest " + iso_time(earliest) +
-               ", latest " + iso_time(latest) + "\n\n" + rows.table();
+               ", latest " + iso_time(latest) + "\n" +
+               "state index: " + std::to_string(state_keys) + " keys\n\n" + rows.table();
     if (floors.size() != 0) {
       out.text += "\nready floors (a restart reads each queue's ready requests from here on):\n" +
                   floors.table();
@@ -245,6 +252,37 @@ Result<DumpOutput> dead(storage::Store& store, const DumpRequest& request) {
   return DumpOutput{render(rows, request.json), false};
 }
 
+const char* indexed_state_name(uint8_t state) {
+  switch (static_cast<storage::IndexedState>(state)) {
+    case storage::IndexedState::kSending:
+      return "sending";
+    case storage::IndexedState::kInFlight:
+      return "in_flight";
+    case storage::IndexedState::kScheduled:
+      return "scheduled";
+    case storage::IndexedState::kSucceeded:
+      return "succeeded";
+    case storage::IndexedState::kFailed:
+      return "failed";
+    case storage::IndexedState::kDeadLettered:
+      return "dead_lettered";
+  }
+  return "?";
+}
+
+// The queue's state index keys: each filed state in order, tx_ids in order.
+Result<DumpOutput> state(storage::Store& store, const DumpRequest& request) {
+  Rows rows({"state", "tx_id"});
+  for (uint8_t s = 1; s <= storage::kIndexedStateMax && under_limit(request, rows.size()); ++s) {
+    TARDE_RETURN_IF_ERROR(store.scan_state(request.argument, static_cast<storage::IndexedState>(s),
+                                           {}, {}, [&](const std::string& tx_id) {
+                                             rows.add({text(indexed_state_name(s)), text(tx_id)});
+                                             return under_limit(request, rows.size());
+                                           }));
+  }
+  return DumpOutput{render(rows, request.json), false};
+}
+
 Result<DumpOutput> check(storage::Store& store, const DumpRequest& request) {
   engine::Sweep sweep;
   TARDE_RETURN_IF_ERROR(engine::sweep_invariants(store, &sweep));
@@ -272,7 +310,7 @@ Result<DumpOutput> run_dump(storage::Store& store, const DumpRequest& request) {
   using Runner = Result<DumpOutput> (*)(storage::Store&, const DumpRequest&);
   static const std::map<std::string, Runner> commands = {
       {"summary", summary}, {"tx", tx},     {"list", list},   {"due", due},
-      {"ready", ready},     {"dead", dead}, {"check", check},
+      {"ready", ready},     {"dead", dead}, {"check", check}, {"state", state},
   };
   auto it = commands.find(request.command);
   if (it == commands.end()) {

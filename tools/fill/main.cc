@@ -41,6 +41,8 @@ struct FillOptions {
   int64_t at_ms = 0;
   size_t payload_bytes = 128;
   bool ready = false;
+  bool sent = false;
+  bool dead = false;
 };
 
 // tarde-fill's flags, storing into *o.
@@ -80,6 +82,10 @@ void define_flags(CLI::App& app, FillOptions* o) {
       ->type_name("B")
       ->default_str(std::to_string(defaults.payload_bytes));
   app.add_flag("--ready", o->ready, "enqueue as ready requests instead of scheduled retries");
+  app.add_flag("--sent", o->sent, "enqueue as sent (IN_FLIGHT) instead of scheduled retries");
+  app.add_flag("--dead", o->dead,
+               "enqueue as ready requests and dead-letter each: handed out and\n"
+               "released until the queue's max_deliveries is reached");
 }
 
 std::string usage_text() {
@@ -113,12 +119,31 @@ tarde::Status commit(tarde::storage::StagedKv& staged, tarde::storage::Kv& durab
   return tarde::Status::ok();
 }
 
+// Hands out the queue's first request and releases it until it is
+// dead-lettered. Requires: the queue's only ready request is the one just
+// enqueued.
+tarde::Status bury(tarde::engine::Engine& engine, const std::string& queue) {
+  constexpr uint64_t kConn = 1;
+  for (;;) {
+    auto handed = engine.reserve(queue, kConn);
+    if (!handed.is_ok()) return handed.status();
+    if (!handed.value()) return tarde::Status::invalid_argument("--dead: nothing to hand out");
+    const tarde::engine::HandOut& out = *handed.value();
+    auto released = engine.release(kConn, out.tx_id, out.attempt, 0, "FILL");
+    if (!released.is_ok()) return released.status();
+    if (released.value().outcome == tarde::engine::Outcome::kBuried) return tarde::Status::ok();
+  }
+}
+
 tarde::Status fill(const FillOptions& options) {
   tarde::storage::RocksKv::Options kv_options;
   kv_options.sync = false;
   auto opened = tarde::storage::RocksKv::open(options.dir, kv_options);
   if (!opened.is_ok()) return opened.status();
   auto& durable = *opened.value();
+  // A store of an older format is upgraded on the durable store first: the
+  // engine's recovery would do it through the overlay, in memory.
+  TARDE_RETURN_IF_ERROR(tarde::storage::Store(durable).ensure_format());
   tarde::storage::StagedKv staged(durable);
   tarde::storage::Store store(staged);
   const int64_t now_ms = tarde::SystemClock().now_wall_ms();
@@ -135,7 +160,9 @@ tarde::Status fill(const FillOptions& options) {
     args.queue = options.queue;
     args.tx_id = options.prefix + std::to_string(options.start + i);
     args.payload = payload;
-    if (!options.ready) {
+    if (options.sent) {
+      args.sent = true;
+    } else if (!options.ready && !options.dead) {
       const int64_t spread =
           options.spread_ms == 0
               ? 0
@@ -144,6 +171,7 @@ tarde::Status fill(const FillOptions& options) {
     }
     auto reply = engine.enqueue(args);
     if (!reply.is_ok()) return reply.status();
+    if (options.dead) TARDE_RETURN_IF_ERROR(bury(engine, options.queue));
     if ((i + 1) % kTransitionsPerWrite == 0) TARDE_RETURN_IF_ERROR(commit(staged, durable));
     if ((i + 1) % 1'000'000 == 0) {
       const double s =
@@ -174,6 +202,9 @@ int main(int argc, char** argv) {
                                      : "unexpected argument '" + words[1] + "'");
   }
   if (options.count == 0) return usage_error("--count is needed");
+  if (int(options.ready) + int(options.sent) + int(options.dead) > 1) {
+    return usage_error("--ready, --sent and --dead exclude each other");
+  }
   options.dir = words[0];
   tarde::Status status = fill(options);
   if (!status.is_ok()) {

@@ -505,6 +505,16 @@ class Client extends EventEmitter {
     return this._send(tokens, undefined, p.decodeLetters, this.timeoutMs);
   }
 
+  /**
+   * LIST: one page of the queue's transactions in `state` (ready, leased,
+   * in_flight, scheduled, succeeded, failed, dead): { items, next }. Pass
+   * `next` back as `after` for the following page; it is null on the last.
+   */
+  async list(queue, state, options) {
+    const tokens = p.listTokens(queue, state, options);
+    return this._send(tokens, undefined, p.decodeListPage, this.timeoutMs);
+  }
+
   /** REDRIVE: makes a dead letter's request ready again (status NOT_FOUND when there is no such letter). */
   async redrive(queue, txId) {
     p.checkQueue(queue);

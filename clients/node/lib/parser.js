@@ -6,7 +6,7 @@
 // `wantsPayloads(i)` for the i-th reply completed by this push:
 //
 //   REQUEST <tx> <attempt> <key> <handouts> <bytes>\r\n<payload>\r\n
-//   STATS n / EVENTS n / LETTERS n, then n lines
+//   STATS n / EVENTS n / LETTERS n / ITEMS n next=<cursor>, then n lines
 //   with payloads: TX ... payload_bytes=n, or each LETTER line, then
 //     n bytes and CRLF
 //   anything else: one line
@@ -79,7 +79,7 @@ class ReplyParser {
       const line = buf.toString('utf8', pos, end);
       pos = nl + 1;
       if (this._frame) {
-        // a line of a STATS / EVENTS / LETTERS list
+        // a line of a STATS / EVENTS / LETTERS / ITEMS list
         this._frame.lines.push(line);
         if (this._frame.payloads) {
           this._payloadLen = payloadBytes(line);
@@ -100,7 +100,7 @@ class ReplyParser {
         this._payloadLen = Number(lenTok);
         continue;
       }
-      if (LIST_HEADS.has(head) && tokens.length === 2) {
+      if ((LIST_HEADS.has(head) && tokens.length === 2) || (head === 'ITEMS' && tokens.length === 3)) {
         if (!/^\d+$/.test(tokens[1])) throw protocolError(`bad ${head} count in ${JSON.stringify(line)}`);
         const count = Number(tokens[1]);
         const frame = { line, tokens, lines: [], count };

@@ -397,6 +397,41 @@ function decodeEvents(frame) {
   });
 }
 const decodeLetters = decodeList('LETTERS', 'LETTER');
+const decodeItemLines = decodeList('ITEMS', 'ITEM');
+
+/** LIST's states, as the protocol spells them. */
+const LIST_STATES = new Set(['ready', 'leased', 'in_flight', 'scheduled', 'succeeded', 'failed', 'dead']);
+const CURSOR_RE = /^[\x21-\x7E]{1,201}$/;
+
+/** `LIST q state [after=] [limit=] [prefix=] [reason=]` as tokens, every argument checked. */
+function listTokens(queue, state, options) {
+  checkQueue(queue);
+  checkString('state', state);
+  if (!LIST_STATES.has(state)) {
+    throw new RangeError(`state must be one of ${[...LIST_STATES].join(', ')}; got ${describe(state)}`);
+  }
+  const o = options == null ? {} : options;
+  const tokens = ['LIST', queue, state];
+  if (o.after !== undefined && o.after !== null) {
+    checkString('after', o.after);
+    if (!CURSOR_RE.test(o.after)) throw new RangeError(`after must be a cursor from a previous page; got ${describe(o.after)}`);
+    tokens.push(`after=${o.after}`);
+  }
+  if (o.limit !== undefined && o.limit !== null) tokens.push(`limit=${checkWhole(o.limit, 'limit', 1, 1000)}`);
+  if (o.prefix !== undefined && o.prefix !== null) tokens.push(`prefix=${checkTxId(o.prefix, 'prefix')}`);
+  if (o.reason !== undefined && o.reason !== null) tokens.push(`reason=${checkReason(o.reason)}`);
+  return tokens;
+}
+
+/** `ITEMS n next=<cursor|->` then n ITEM lines -> { items, next } (next null on the last page). */
+function decodeListPage(frame) {
+  const t = frame.tokens;
+  if (t[0] !== 'ITEMS' || t.length !== 3 || !t[2].startsWith('next=') || t[2] === 'next=') {
+    throw protocolError(`expected ITEMS n next=cursor, got ${JSON.stringify(frame.line)}`);
+  }
+  const cursor = t[2].slice('next='.length);
+  return { items: decodeItemLines(frame), next: cursor === '-' ? null : cursor };
+}
 
 function decodeStats(frame) {
   if (frame.tokens[0] !== 'STATS' || !frame.lines) throw protocolError(`expected STATS, got ${JSON.stringify(frame.line)}`);
@@ -477,6 +512,8 @@ module.exports = {
   decodeRequest,
   decodeEvents,
   decodeLetters,
+  decodeListPage,
+  listTokens,
   decodeStats,
   decodeConfig,
   decodeBackup,

@@ -33,6 +33,35 @@ function assertSummary(r, status, txId, state, attempt, nextAttempt) {
   assert.equal(typeof r.nextFireAt, 'number');
 }
 
+test('LIST: pages with cursors, prefix, reason; items as GET shows them', { timeout: 30000 }, async () => {
+  for (const id of ['LS-3', 'LS-1', 'LS-2']) await c.enqueue('lst', id, 'x', { delay: '1h' });
+  await c.enqueue('lst', 'LF-1', 'x', { sent: true });
+  await c.respond('LF-1', 1, 'REJECTED', { reason: 'CARD' });
+  const ids = [];
+  let after;
+  let pages = 0;
+  for (;;) {
+    const page = await c.list('lst', 'scheduled', { limit: 2, after });
+    pages += 1;
+    for (const item of page.items) ids.push(item.txId);
+    if (page.next === null) break;
+    after = page.next;
+  }
+  assert.deepEqual(ids, ['LS-1', 'LS-2', 'LS-3']);
+  assert.equal(pages, 2);
+  const one = await c.list('lst', 'scheduled', { prefix: 'LS-2' });
+  assert.equal(one.next, null);
+  assert.deepEqual(Object.keys(one.items[0]).sort(), ['attempt', 'deliveries', 'nextAttempt', 'nextFireAt', 'reason', 'state', 'txId', 'updatedAt']);
+  assert.equal(one.items[0].state, 'SCHEDULED');
+  assert.equal(one.items[0].reason, null);
+  assert.ok(one.items[0].nextFireAt > Date.now());
+  const failed = await c.list('lst', 'failed', { reason: 'CARD' });
+  assert.deepEqual(failed.items.map((i) => [i.txId, i.reason]), [['LF-1', 'CARD']]);
+  assert.deepEqual(await c.list('lst', 'dead'), { items: [], next: null });
+  await assert.rejects(c.list('lst', 'ready', { after: 'tLS-1' }), (err) => err.code === 'BAD_ARGUMENT');
+  assert.equal(await c.ping(), 'PONG');
+});
+
 test('PING', { timeout: 30000 }, async () => {
   assert.equal(await c.ping(), 'PONG');
 });

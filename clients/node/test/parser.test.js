@@ -25,6 +25,8 @@ function stream() {
     Buffer.from('ERR BAD_COMMAND unknown command \'X\'\r\n'),
     Buffer.from('TX id=a=b queue=q state=SENDING attempt=0 next_attempt=1 reason=- payload_bytes=0\n'),
     Buffer.from('PONG\r\n'),
+    Buffer.from('ITEMS 0 next=-\r\n'),
+    Buffer.from('ITEMS 1 next=tTX-9\r\nITEM tx=TX-9 state=FAILED attempt=1 next_attempt=0 next_fire_at=0 updated_at=3 deliveries=0 reason=CARD\r\n'),
   ]);
 }
 
@@ -38,7 +40,7 @@ function parseAll(chunks) {
 
 test('whole stream parses into the expected frames', () => {
   const frames = parseAll([stream()]);
-  assert.equal(frames.length, 11);
+  assert.equal(frames.length, 13);
   assert.deepEqual(frames[0].tokens, ['CREATED', 'TX-1', 'SENDING', '0', '1', '0']);
   assert.equal(frames[1].tokens[0], 'REQUEST');
   assert.deepEqual(frames[1].payload, PAYLOAD);
@@ -51,6 +53,8 @@ test('whole stream parses into the expected frames', () => {
   assert.equal(frames[8].tokens[1], 'BAD_COMMAND');
   assert.equal(frames[9].tokens[0], 'TX', 'a bare LF ends a line too');
   assert.equal(frames[10].line, 'PONG');
+  assert.deepEqual(frames[11].lines, []);
+  assert.equal(frames[12].lines[0].startsWith('ITEM tx=TX-9'), true);
 
 });
 

@@ -2,7 +2,7 @@
 //   npx -p typescript -p @types/node tsc -p clients/node/types-check
 // (see the client README). Every line is something a user would write.
 import { Client, Dispatcher, Answer, TardeError, ERROR_CODES, answerFromHttp } from 'tarde';
-import type { Request, Transaction, Summary, Result, HistoryEvent, DeadLetter, QueueConfig, BackupMade } from 'tarde';
+import type { Request, Transaction, Summary, Result, HistoryEvent, DeadLetter, QueueConfig, BackupMade, ListPage } from 'tarde';
 
 async function producer(): Promise<void> {
   const client: Client = await Client.connect({ host: '127.0.0.1', port: 7400, token: 's3cret', timeoutMs: 5000 });
@@ -17,6 +17,9 @@ async function producer(): Promise<void> {
   if (tx !== null) console.log(tx.nextFireAt, tx.reason ?? '-', state);
   const events: HistoryEvent[] | null = await client.history('TX-1', { limit: 10 });
   const letters: DeadLetter[] = await client.deadletters('payments');
+  let page: ListPage = await client.list('payments', 'scheduled', { limit: 100 });
+  while (page.next !== null) page = await client.list('payments', 'scheduled', { after: page.next, prefix: 'TX-' });
+  console.log(page.items.map((item) => `${item.txId} ${item.state} ${item.reason ?? '-'}`));
   const cfg: QueueConfig = await client.config('payments', { transientBase: '50ms', transientCap: 200, breaker: false });
   const stats: Record<string, number> = await client.stats();
   const backup: BackupMade = await client.backup({ timeoutMs: 600_000 });

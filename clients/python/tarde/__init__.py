@@ -33,7 +33,7 @@ from .errors import (
     Unauthorized,
     error_from_reply,
 )
-from .types import TERMINAL_STATES, Backup, Event, Letter, Request, Summary, Transaction
+from .types import TERMINAL_STATES, Backup, Event, Letter, ListItem, ListPage, Request, Summary, Transaction
 
 __version__ = "0.1.0"
 
@@ -52,6 +52,8 @@ __all__ = [
     "Event",
     "Letter",
     "Backup",
+    "ListItem",
+    "ListPage",
     "TERMINAL_STATES",
     "TardeError",
     "BadCommand",

@@ -17,7 +17,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Dict, Generator, List, Mapping, Optional, Tuple, Union
 
 from .errors import ProtocolError, error_from_reply
-from .types import Backup, Event, Letter, Request, Summary, Transaction
+from .types import Backup, Event, Letter, ListItem, ListPage, Request, Summary, Transaction
 
 #: What a duration argument may be: seconds as a number, a protocol string
 #: such as ``"250ms"``, ``"5s"``, ``"2h"``, or a :class:`datetime.timedelta`.
@@ -35,6 +35,8 @@ _DECIMAL_RE = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
 OUTCOMES = ("SUCCESS", "CANCELLED", "TRANSIENT", "REJECTED")
+LIST_STATES = ("ready", "leased", "in_flight", "scheduled", "succeeded", "failed", "dead")
+_CURSOR_RE = re.compile(rb"^[\x21-\x7e]{1,201}$")
 RESOLUTIONS = ("SUCCEEDED", "FAILED")
 
 
@@ -420,6 +422,40 @@ def parse_letter_line(line: str) -> Letter:
     )
 
 
+def parse_item_line(line: str) -> ListItem:
+    parts = line.split(" ")
+    if parts[0] != "ITEM":
+        raise ProtocolError(f"unexpected list line {line[:200]!r}")
+    f = _fields(parts[1:], "LIST")
+    w = "LIST"
+    return ListItem(
+        tx_id=_take_str(f, "tx", w),
+        state=_take_str(f, "state", w),
+        attempt=_take_int(f, "attempt", w),
+        next_attempt=_take_int(f, "next_attempt", w),
+        next_fire_at=_take_int(f, "next_fire_at", w),
+        updated_at=_take_int(f, "updated_at", w),
+        deliveries=_take_int(f, "deliveries", w),
+        reason=_none_if_dash(_take_str(f, "reason", w)),
+        extra=f,
+    )
+
+
+def list_reply() -> Parser:
+    raw = yield LINE
+    line = _first(raw)
+    parts = line.split(" ")
+    if len(parts) != 3 or parts[0] != "ITEMS" or not parts[2].startswith("next=") or parts[2] == "next=":
+        raise ProtocolError(f"expected ITEMS n next=cursor, got {line[:200]!r}")
+    n = _int(parts[1], "ITEMS")
+    cursor = parts[2][len("next="):]
+    items: List[ListItem] = []
+    for _ in range(n):
+        raw = yield LINE
+        items.append(parse_item_line(_line(raw)))
+    return ListPage(items=items, next=None if cursor == "-" else cursor)
+
+
 def _counted(head: str, line: str) -> int:
     parts = line.split(" ")
     if len(parts) != 2 or parts[0] != head:
@@ -639,6 +675,32 @@ def limit_option(limit: Optional[int]) -> List[bytes]:
     if limit is None:
         return []
     return [b"limit=" + int_arg(limit, "limit", 1, 100000)]
+
+
+def list_request(
+    queue: str,
+    state: str,
+    after: Optional[str] = None,
+    limit: Optional[int] = None,
+    prefix: Optional[str] = None,
+    reason: Optional[str] = None,
+) -> bytes:
+    """``LIST <queue> <state> [after=] [limit=] [prefix=] [reason=]``."""
+    if state not in LIST_STATES:
+        raise ValueError(f"state must be one of {', '.join(LIST_STATES)}, got {str(state)[:50]!r}")
+    tokens = [b"LIST", queue_arg(queue), state.encode("ascii")]
+    if after is not None:
+        raw = _text(after, "after")
+        if not _CURSOR_RE.fullmatch(raw):
+            raise ValueError(f"after must be a cursor from a previous page, got {after[:50]!r}")
+        tokens.append(b"after=" + raw)
+    if limit is not None:
+        tokens.append(b"limit=" + int_arg(limit, "limit", 1, 1000))
+    if prefix is not None:
+        tokens.append(b"prefix=" + tx_id_arg(prefix, "prefix"))
+    if reason is not None:
+        tokens.append(b"reason=" + token_arg(reason, "reason"))
+    return command(*tokens)
 
 
 def auth_request(token: str) -> bytes:

@@ -17,7 +17,7 @@ from typing import Any, Deque, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _protocol as p
 from .errors import ProtocolError, TardeError
-from .types import Backup, Event, Letter, Request, Summary, Transaction
+from .types import Backup, Event, Letter, ListPage, Request, Summary, Transaction
 
 __all__ = ["Client"]
 
@@ -355,6 +355,18 @@ class Client:
         extra = [b"payload=1"] if payload else []
         data = p.command(b"DEADLETTERS", p.queue_arg(queue), *p.limit_option(limit), *extra)
         return await self._call(data, p.deadletters_reply(payload))  # type: ignore[no-any-return]
+
+    async def list(
+        self,
+        queue: str,
+        state: str,
+        after: Optional[str] = None,
+        limit: Optional[int] = None,
+        prefix: Optional[str] = None,
+        reason: Optional[str] = None,
+    ) -> ListPage:
+        data = p.list_request(queue, state, after, limit, prefix, reason)
+        return await self._call(data, p.list_reply())  # type: ignore[no-any-return]
 
     async def redrive(self, queue: str, tx_id: str) -> Summary:
         data = p.command(b"REDRIVE", p.queue_arg(queue), p.tx_id_arg(tx_id))

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 from . import _protocol as p
 from .errors import ProtocolError, TardeError, error_from_reply
-from .types import Backup, Event, Letter, Request, Summary, Transaction
+from .types import Backup, Event, Letter, ListPage, Request, Summary, Transaction
 
 __all__ = ["Client"]
 
@@ -319,6 +319,24 @@ class Client:
         extra = [b"payload=1"] if payload else []
         data = p.command(b"DEADLETTERS", p.queue_arg(queue), *p.limit_option(limit), *extra)
         return self._call(data, p.deadletters_reply(payload))  # type: ignore[no-any-return]
+
+    def list(
+        self,
+        queue: str,
+        state: str,
+        after: Optional[str] = None,
+        limit: Optional[int] = None,
+        prefix: Optional[str] = None,
+        reason: Optional[str] = None,
+    ) -> ListPage:
+        """``LIST``: one page of the queue's transactions in ``state``.
+
+        ``state`` is one of ``ready``, ``leased``, ``in_flight``, ``scheduled``,
+        ``succeeded``, ``failed``, ``dead``. Pass the page's ``next`` as
+        ``after`` for the following page; it is ``None`` on the last one.
+        """
+        data = p.list_request(queue, state, after, limit, prefix, reason)
+        return self._call(data, p.list_reply())  # type: ignore[no-any-return]
 
     def redrive(self, queue: str, tx_id: str) -> Summary:
         """``REDRIVE``: make a dead letter ready again (``OK``) or ``NOT_FOUND``."""

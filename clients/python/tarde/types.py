@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 __all__ = [
     "Summary",
@@ -12,6 +12,8 @@ __all__ = [
     "Event",
     "Letter",
     "Backup",
+    "ListItem",
+    "ListPage",
     "TERMINAL_STATES",
 ]
 
@@ -134,6 +136,33 @@ class Event:
     late: Optional[int] = None
     seq: Optional[int] = None
     dropped: int = 0
+
+
+@dataclass(frozen=True)
+class ListItem:
+    """One transaction of a ``LIST`` page; ``reason`` is ``None`` when there is none."""
+
+    tx_id: str
+    state: str
+    attempt: int
+    next_attempt: int
+    next_fire_at: int
+    updated_at: int
+    deliveries: int
+    reason: Optional[str]
+    extra: Dict[str, str] = field(default_factory=_no_fields, compare=False)
+
+
+@dataclass(frozen=True)
+class ListPage:
+    """One page of ``LIST``: its items and the cursor of the next page.
+
+    ``next`` is ``None`` on the last page; otherwise pass it back as
+    ``after=`` to get the page that follows.
+    """
+
+    items: List[ListItem]
+    next: Optional[str]
 
 
 @dataclass(frozen=True)

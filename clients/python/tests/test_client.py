@@ -139,6 +139,44 @@ class CommandsTest(ServerTestCase):
         assert req is not None
         self.assertEqual((req.tx_id, req.handouts), (tx, 1))
 
+    def test_list_pages_with_cursors_prefix_and_reason(self) -> None:
+        q = unique("lq")
+        ids = [f"{q}-s{i}" for i in range(5)]
+        for tx in ids:
+            self.c.enqueue(q, tx, delay="1h")
+        self.c.enqueue(q, f"{q}-f", sent=True)
+        self.c.respond(f"{q}-f", 1, "REJECTED", reason="CARD")
+        seen = []
+        after = None
+        pages = 0
+        while True:
+            page = self.c.list(q, "scheduled", after=after, limit=2)
+            self.assertLessEqual(len(page.items), 2)
+            seen += [item.tx_id for item in page.items]
+            pages += 1
+            if page.next is None:
+                break
+            after = page.next
+        self.assertEqual(seen, ids)
+        self.assertEqual(pages, 3)
+        first = self.c.list(q, "scheduled", limit=1).items[0]
+        self.assertEqual((first.state, first.attempt, first.next_attempt, first.deliveries, first.reason), ("SCHEDULED", 0, 1, 0, None))
+        self.assertGreater(first.next_fire_at, now_ms())
+        self.assertEqual([i.tx_id for i in self.c.list(q, "scheduled", prefix=f"{q}-s3").items], [f"{q}-s3"])
+        failed = self.c.list(q, "failed", reason="CARD")
+        self.assertEqual(([i.tx_id for i in failed.items], failed.next), ([f"{q}-f"], None))
+        self.assertEqual(failed.items[0].reason, "CARD")
+        self.assertEqual(self.c.list(q, "failed", reason="OTHER").items, [])
+        self.assertEqual(self.c.list(q, "ready"), tarde.ListPage(items=[], next=None))
+        self.c.enqueue(q, f"{q}-r")
+        self.assertEqual([i.tx_id for i in self.c.list(q, "ready").items], [f"{q}-r"])
+        self.c.reserve(q)
+        self.assertEqual(self.c.list(q, "ready").items, [])
+        self.assertEqual([i.tx_id for i in self.c.list(q, "leased").items], [f"{q}-r"])
+        # A cursor of another kind of listing is the server's BAD_ARGUMENT.
+        with self.assertRaises(tarde.BadArgument):
+            self.c.list(q, "ready", after="tX")
+
     def test_respond_outcomes(self) -> None:
         ids = {o: unique(o) for o in ("SUCCESS", "CANCELLED", "TRANSIENT", "REJECTED")}
         for tx in ids.values():
@@ -323,6 +361,14 @@ class ValidationTest(ServerTestCase):
             (ValueError, lambda: c.resolve("TX-1", "SUCCESS")),
             (ValueError, lambda: c.history("TX-1", limit=0)),
             (ValueError, lambda: c.deadletters("q", limit=100001)),
+            (ValueError, lambda: c.list("q", "stuck")),
+            (ValueError, lambda: c.list("q", "ready", limit=1001)),
+            (ValueError, lambda: c.list("q", "ready", limit=0)),
+            (ValueError, lambda: c.list("q", "ready", after="a b")),
+            (ValueError, lambda: c.list("q", "ready", after="")),
+            (ValueError, lambda: c.list("q", "ready", prefix="a\r\nPING")),
+            (ValueError, lambda: c.list("q", "ready", reason="two words")),
+            (ValueError, lambda: c.list("q/", "ready")),
             (ValueError, lambda: c.config("q", base="soon")),
             (ValueError, lambda: c.config("q", foo="a b")),
             (ValueError, lambda: c.config("q", foo="a\nb")),

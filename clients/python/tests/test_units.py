@@ -194,6 +194,39 @@ class ParserTest(unittest.TestCase):
                 )
 
 
+class ListReplyTest(unittest.TestCase):
+    def test_items_and_cursor(self) -> None:
+        page = drive(
+            p.list_reply(),
+            b"ITEMS 1 next=tTX-9\r\nITEM tx=TX-9 state=FAILED attempt=2 next_attempt=0 next_fire_at=0 "
+            b"updated_at=7 deliveries=0 reason=CARD shiny=yes\r\n",
+        )
+        self.assertEqual(page, tarde.ListPage([tarde.ListItem("TX-9", "FAILED", 2, 0, 0, 7, 0, "CARD")], "tTX-9"))
+        self.assertEqual(page.items[0].extra, {"shiny": "yes"})
+        self.assertEqual(drive(p.list_reply(), b"ITEMS 0 next=-\r\n"), tarde.ListPage([], None))
+
+    def test_bad_replies_are_protocol_errors(self) -> None:
+        for wire in (
+            b"ITEMS 0\r\n",
+            b"ITEMS x next=-\r\n",
+            b"ITEMS 0 next=\r\n",
+            b"ITEMS 0 cursor=-\r\n",
+            b"ITEMS 1 next=-\r\nLETTER tx=a\r\n",
+            b"ITEMS 1 next=-\r\nITEM tx=a state=SENDING\r\n",
+        ):
+            with self.assertRaises(tarde.ProtocolError, msg=wire):
+                drive(p.list_reply(), wire)
+        with self.assertRaises(tarde.BadArgument):
+            drive(p.list_reply(), b"ERR BAD_ARGUMENT not a cursor of this listing: 'x'\r\n")
+
+    def test_request_line(self) -> None:
+        self.assertEqual(p.list_request("q", "dead"), b"LIST q dead\r\n")
+        self.assertEqual(
+            p.list_request("q", "ready", after="r1.2", limit=5, prefix="TX-", reason="BOOM"),
+            b"LIST q ready after=r1.2 limit=5 prefix=TX- reason=BOOM\r\n",
+        )
+
+
 class AnswerTest(unittest.TestCase):
     def test_constructors(self) -> None:
         self.assertEqual(tarde.Answer.success(), tarde.Answer("SUCCESS"))
