@@ -14,7 +14,17 @@ namespace tarde::cli {
 namespace {
 
 // The form of a command flag's value.
-enum class FlagKind { kDuration, kDecimal, kCount, kReason, kTxPrefix, kSwitch, kText, kFile, kToken };
+enum class FlagKind {
+  kDuration,
+  kDecimal,
+  kCount,
+  kReason,
+  kTxPrefix,
+  kSwitch,
+  kText,
+  kFile,
+  kToken
+};
 
 // A command flag: its form, and how --help explains it. The enqueue flags
 // that are not given take the queue's CONFIG.
