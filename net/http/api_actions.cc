@@ -164,8 +164,10 @@ Response apply_to_dead(const Request& request, const PathParams& params, ApplyOn
       Json{{"selected", ids.value().size()}, {"changed", changed}, {"results", results}});
 }
 
-Response set_paused(ApiContext& ctx, const PathParams& params, bool paused) {
+Response set_paused(ApiContext& ctx, const Request& request, const PathParams& params,
+                    bool paused) {
   TARDE_HTTP_PARAM(queue, queue_param(params));
+  TARDE_HTTP_PARAM(body, body_object(request));
   engine::Engine& engine = ctx.core->engine();
   Status status = paused ? engine.pause(queue.value()) : engine.resume(queue.value());
   if (!status.is_ok()) return status_response(status);
@@ -230,12 +232,12 @@ Response post_dead_resolve(ApiContext& ctx, const Request& request, const PathPa
       });
 }
 
-Response post_queue_pause(ApiContext& ctx, const Request&, const PathParams& params) {
-  return set_paused(ctx, params, true);
+Response post_queue_pause(ApiContext& ctx, const Request& request, const PathParams& params) {
+  return set_paused(ctx, request, params, true);
 }
 
-Response post_queue_resume(ApiContext& ctx, const Request&, const PathParams& params) {
-  return set_paused(ctx, params, false);
+Response post_queue_resume(ApiContext& ctx, const Request& request, const PathParams& params) {
+  return set_paused(ctx, request, params, false);
 }
 
 }  // namespace tarde::net::http
