@@ -150,8 +150,10 @@ async function overviewPage() {
 }
 
 // A state tab of one queue, paged with a cursor.
-const queueView = { state: 'ready', after: '', prefix: '', reason: '' };
+// The tab, cursor and filters of the queue shown; another queue starts afresh.
+const queueView = { queue: '', state: 'ready', after: '', prefix: '', reason: '' };
 async function queuePage(queue) {
+  if (queueView.queue !== queue) Object.assign(queueView, { queue, state: 'ready', after: '', prefix: '', reason: '' });
   const q = await api('/queues/' + encodeURIComponent(queue));
   const params = new URLSearchParams({ state: queueView.state, limit: '50' });
   if (queueView.after) params.set('after', queueView.after);
@@ -198,8 +200,12 @@ async function queuePage(queue) {
     el('h3', { text: 'Config' }), config);
 }
 
-const deadView = { after: '', prefix: '', reason: '', selected: new Set() };
+const deadView = { queue: '', after: '', prefix: '', reason: '', selected: new Set() };
 async function deadPage(queue) {
+  if (deadView.queue !== queue) {
+    Object.assign(deadView, { queue, after: '', prefix: '', reason: '' });
+    deadView.selected.clear();
+  }
   const base = '/queues/' + encodeURIComponent(queue) + '/dead';
   const params = new URLSearchParams({ limit: '50' });
   if (deadView.after) params.set('after', deadView.after);
