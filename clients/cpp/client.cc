@@ -6,7 +6,7 @@
 #include <asio.hpp>
 #include <charconv>
 
-#include "clients/cpp/client_line.h"
+#include "clients/cpp/request_line.h"
 #include "net/wire/tokens.h"
 
 namespace tarde::client {

@@ -33,6 +33,10 @@
 //   BURIED, EXISTS) come back in Summary::status.
 namespace tarde::client {
 
+namespace client_detail {
+class RequestLine;  // request_line.h
+}  // namespace client_detail
+
 // ENQUEUE's optional arguments; unset ones are not sent, so the queue's
 // configuration applies. Durations and decimals are given in their wire form
 // ("2h", "1500ms", "1.6") and checked by the server.
@@ -201,7 +205,7 @@ class Client {
  private:
   explicit Client(Options options);
 
-  class Line;
+  using Line = client_detail::RequestLine;
   struct Completion;
   // The io_context and socket, kept out of this header so that it needs no
   // Asio headers (an installed client includes only tarde's).

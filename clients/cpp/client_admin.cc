@@ -2,7 +2,7 @@
 // "TOUCH", several queues in "RESERVE", "REDRIVE_ALL and RESOLVE_ALL", GET
 // payload=1). The connection and the other commands are in client.cc.
 #include "clients/cpp/client.h"
-#include "clients/cpp/client_line.h"
+#include "clients/cpp/request_line.h"
 
 namespace tarde::client {
 

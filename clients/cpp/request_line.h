@@ -1,28 +1,29 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "base/quote_token.h"
 #include "base/status.h"
-#include "clients/cpp/client.h"
 #include "net/wire/tokens.h"
 
 // What the Client's command files (client.cc, client_admin.cc) share: the
-// checked request line and small formatters. Not part of the API.
-namespace tarde::client {
+// checked request line and small formatters. Not part of the API (it is not
+// installed); client.h names RequestLine only by a forward declaration.
+namespace tarde::client::client_detail {
 
 // A request line under construction. Each token is checked so that it cannot
 // break the framing (tx_id and queue fully, as the server would); the first
 // refusal sticks and is reported, in the shape of an ERR, when the line is
 // sent.
-class Client::Line {
+class RequestLine {
  public:
-  explicit Line(std::string_view verb) : text_(verb) {}
-  Line& queue(std::string_view queue) { return checked(net::parse_queue(queue)); }
-  Line& tx(std::string_view tx_id) { return checked(net::parse_tx_id(tx_id)); }
-  Line& word(std::string_view token, std::string_view name = "argument") {
+  explicit RequestLine(std::string_view verb) : text_(verb) {}
+  RequestLine& queue(std::string_view queue) { return checked(net::parse_queue(queue)); }
+  RequestLine& tx(std::string_view tx_id) { return checked(net::parse_tx_id(tx_id)); }
+  RequestLine& word(std::string_view token, std::string_view name = "argument") {
     bool safe = !token.empty() && token.size() < net::kLineBytesMax;
     for (char c : token) safe = safe && c > 0x20 && c < 0x7F;
     if (!safe && status_.is_ok()) {
@@ -34,14 +35,14 @@ class Client::Line {
     text_ += token;
     return *this;
   }
-  Line& option(std::string_view name, const std::optional<std::string>& value) {
+  RequestLine& option(std::string_view name, const std::optional<std::string>& value) {
     return value ? word(std::string(name) + "=" + *value, name) : *this;
   }
   const Status& status() const { return status_; }
   const std::string& text() const { return text_; }
 
  private:
-  Line& checked(const Result<std::string>& parsed) {
+  RequestLine& checked(const Result<std::string>& parsed) {
     if (!parsed.is_ok() && status_.is_ok()) {
       status_ = Status::invalid_argument("BAD_ARGUMENT " + parsed.status().message());
     }
@@ -54,12 +55,9 @@ class Client::Line {
   Status status_;
 };
 
-namespace client_detail {
-
 inline std::optional<std::string> number_text(const std::optional<uint64_t>& v) {
   if (!v) return std::nullopt;
   return std::to_string(*v);
 }
 
-}  // namespace client_detail
-}  // namespace tarde::client
+}  // namespace tarde::client::client_detail
