@@ -33,6 +33,28 @@ TEST_CASE("tarde-fill writes what its flags say, in either spelling and order") 
   CHECK_FALSE(has(listed, "F-3 "));
 }
 
+TEST_CASE("tarde-fill --sent writes IN_FLIGHT transactions, --dead dead letters") {
+  testing::TempDir dir;
+  const std::string data = dir.sub("data");
+  REQUIRE(fill(data + " --count 2 --sent --prefix S-").status == 0);
+  const ToolRun filled = fill(data + " --count 2 --dead --prefix D-");
+  INFO(filled.out);
+  REQUIRE(filled.status == 0);
+  const ToolRun in_flight = testing::run_tool("dump", data + " list --state IN_FLIGHT");
+  CHECK(has(in_flight, "S-0 "));
+  CHECK(has(in_flight, "S-1 "));
+  const ToolRun dead = testing::run_tool("dump", data + " dead q");
+  CHECK(has(dead, "D-0#1"));
+  CHECK(has(dead, "D-1#1"));
+  const ToolRun state = testing::run_tool("dump", data + " state q");
+  CHECK(has(state, "dead_lettered  D-1"));
+  CHECK(has(state, "in_flight      S-0"));
+  CHECK(testing::run_tool("dump", data + " check").status == 0);
+  const ToolRun both = fill(data + " --count 1 --sent --dead");
+  CHECK(both.status == 2);
+  CHECK(has(both, "--ready, --sent and --dead exclude each other"));
+}
+
 TEST_CASE("tarde-fill refuses a bad command line with exit status 2 and says why") {
   testing::TempDir dir;
   const std::string data = dir.sub("data");
