@@ -420,11 +420,11 @@ TEST_CASE("client: list pages a state with cursors, prefix and reason") {
   CHECK(server_error_code(client->list("lq", "scheduled", bad_cursor).status()) == "BAD_ARGUMENT");
   CHECK(client->ping().is_ok());
 
-  auto page = parse_list_page(Reply{ReplyKind::kItems, "", "ITEMS 0 next=-", {}, {}, "", ""});
+  auto page = parse_list_page(Reply{ReplyKind::kItems, "", "ITEMS 0 next=-", {}, {}, {}, "", ""});
   REQUIRE(page.is_ok());
   CHECK_FALSE(page->next.has_value());
   for (const char* head : {"ITEMS 0", "ITEMS 0 next=", "ITEMS 0 cursor=-"}) {
-    CHECK_FALSE(parse_list_page(Reply{ReplyKind::kItems, "", head, {}, {}, "", ""}).is_ok());
+    CHECK_FALSE(parse_list_page(Reply{ReplyKind::kItems, "", head, {}, {}, {}, "", ""}).is_ok());
   }
   CHECK_FALSE(parse_item("ITEM tx=a state=SENDING").is_ok());
 }

@@ -53,7 +53,7 @@ TEST_CASE("proof over the protocol: four attempts, two TRANSIENTs each, three le
     REQUIRE(r.is_request);
     CHECK(r.tx_id == "TX-P");
     CHECK(r.attempt == attempt);
-    CHECK(r.deliveries == deliveries);
+    CHECK(r.handouts == deliveries);
     return std::pair{sent_at, r.received_at_ms};
   };
   // Answers attempt k and expects the retry RESPOND announces to fire.
