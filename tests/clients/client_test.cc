@@ -778,7 +778,7 @@ TEST_CASE("cli: a bad command line exits 2 before connecting and says why") {
   refused({"list", "q"}, "list takes 2 argument(s), got 1");
   refused({"list", "q", "ready", "--after", "a\x01"}, "--after expects 1 to 201 printable");
   refused({"list", "q", "ready", "--prefix", std::string(202, 'p')},
-          "--prefix expects 1 to 201 printable");
+          "--prefix must be 1 to 200 printable");
   refused({"list", "q", "ready", "--wait", "1s"}, "list does not take --wait");
   // The last of a repeated flag wins; after a lone --, words only.
   auto run = cli({"--port", "7", "--port=1", "--timeout", "2s", "ping"});
