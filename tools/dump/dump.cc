@@ -150,7 +150,7 @@ Result<uint32_t> history_max_of(storage::Store& store, const std::string& queue)
 // The events HISTORY would show (engine/history.h): the first and the
 // newest history_max − 1, each with the count of events dropped before it,
 // a timer fire's due time and lateness. Reasons and causes are stored text
-// from clients: the table escapes them (safe_text), JSON keeps them.
+// from clients: the table's cells escape them, JSON keeps them.
 Result<DumpOutput> tx(storage::Store& store, const DumpRequest& request) {
   auto found = store.get_tx(request.argument);
   if (!found.is_ok()) return found.status();
@@ -168,7 +168,7 @@ Result<DumpOutput> tx(storage::Store& store, const DumpRequest& request) {
       engine::select_history(std::move(stored), history_max.value(), request.limit);
   auto shown_text = [&](const std::string& value) {
     if (value.empty()) return text("-");
-    return text(request.json ? value : safe_text(value));
+    return text(value);  // the table's cells escape it (output.cc)
   };
   Rows events({"seq", "dropped", "at", "at_utc", "from", "to", "attempt", "next_attempt", "cause",
                "reason", "due", "due_utc", "late_ms"});

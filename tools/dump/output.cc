@@ -11,7 +11,8 @@ namespace {
 
 // A text cell as the table shows it: on one line whatever bytes the text
 // holds (a reason is the client's or the application's words). Control
-// bytes and the backslash are written \xNN; UTF-8 stays as it is; a text
+// bytes, the space (it would split a column) and the backslash are written
+// \xNN; UTF-8 stays as it is; a text
 // longer than kTableCellBytesMax is cut and ends in "...". JSON output
 // keeps the text whole.
 std::string table_cell(const std::string& text) {
@@ -20,7 +21,7 @@ std::string table_cell(const std::string& text) {
   std::string out;
   for (size_t i = 0; i < text.size() && i < kTableCellBytesMax; ++i) {
     const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte < 0x20 || byte == 0x7F || byte == '\\') {
+    if (byte <= 0x20 || byte == 0x7F || byte == '\\') {
       out += "\\x";
       out += kHex[byte >> 4];
       out += kHex[byte & 0xF];
@@ -42,23 +43,6 @@ std::string cell_text(const Cell& cell) {
 }
 
 }  // namespace
-
-std::string safe_text(std::string_view value) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x21 && byte <= 0x7E && c != '\\') {
-      out.push_back(c);
-    } else {
-      out += "\\x";
-      out.push_back(kHex[byte >> 4]);
-      out.push_back(kHex[byte & 0xF]);
-    }
-  }
-  return out;
-}
 
 std::string iso_time(int64_t ms) { return ms == 0 ? "-" : tarde::iso_utc_ms(ms); }
 

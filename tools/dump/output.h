@@ -33,10 +33,6 @@ class Rows {
 inline Cell text(std::string value) { return value; }
 inline Cell number(int64_t value) { return value; }
 inline Cell number(uint64_t value) { return value; }
-// Stored text from clients (a reason) for a table on a terminal: every byte
-// outside 0x21-0x7E, and the backslash, written as \xNN, so that no control
-// byte or escape sequence reaches the terminal and no space splits a column.
-std::string safe_text(std::string_view value);
 // A time in ms as "2026-11-29T19:53:57.959Z"; 0 as "-".
 std::string iso_time(int64_t ms);
 // `value` as tarde-dump prints JSON: json_text (base/json_text.h), two spaces
