@@ -42,31 +42,27 @@ Response post_queue_resume(ApiContext&, const Request&, const PathParams&);
 
 // Pages of lists hold at most this many items: a page is built in one turn
 // of the io thread.
-inline constexpr uint64_t kPageLimitMax = 1000;
+inline constexpr uint64_t kPageLimitMax = engine::kListLimitMax;
 inline constexpr uint64_t kPageLimitDefault = 100;
-// Dead letters read to serve one page, until the engine lists them from a
-// cursor: the protocol's own bound on DEADLETTERS.
-inline constexpr uint64_t kDeadScanMax = 100'000;
 // Transactions one action may change: a selection or a filter's limit.
 inline constexpr uint64_t kSelectionMax = 1000;
+static_assert(kSelectionMax <= engine::kBulkLimitMax);
 
 // Shared by the handlers (api_common.cc): a parameter check gives a 400
 // response naming what is wrong.
-struct DeadFilter {
-  std::string prefix;  // tx ids starting with it; empty: all
-  std::string reason;  // last delivery failure containing it; empty: all
-  bool matches(const storage::DeadLetter& letter) const;
-};
 Result<std::string> queue_param(const PathParams& params);
 Result<uint64_t> limit_param(const Request& request);
 Result<PayloadEncoding> payload_param(const Request& request);
 // An optional query parameter that must be plain decimal digits.
 Result<std::optional<uint64_t>> number_param(const Request& request, const char* name);
 Response status_response(const Status& status);
-// The dead letters of `queue` after the cursor that match, at most `limit`,
-// and the cursor of the next page (empty when this is the last).
-Status dead_page(engine::Engine& engine, const std::string& queue, const std::string& after,
-                 const DeadFilter& filter, uint64_t limit, std::vector<storage::DeadLetter>* page,
-                 std::string* next);
+// One page of the engine's LIST of `queue` in `state`, with the request's
+// after (the previous page's next), limit, prefix and reason: a seek in one
+// index and at most engine::kListExaminedMax entries, whatever the queue
+// holds. A bad cursor, prefix or limit is invalid_argument.
+Result<engine::ListPage> list_page(ApiContext& ctx, const Request& request,
+                                   const std::string& queue, engine::ListState state);
+// `next` as the JSON API gives it: the cursor, or null on the last page.
+Json next_json(const engine::ListPage& page);
 
 }  // namespace tarde::net::http

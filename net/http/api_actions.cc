@@ -1,7 +1,7 @@
 // The POST handlers of the JSON API (net/HTTP_API.md): redrive and resolve
-// one transaction, a selection of dead letters or those a filter matches;
-// pause and resume a queue. Each calls the engine directly; the connection
-// answers once the change is durable (HttpConnection).
+// one transaction, a selection of dead letters or those a filter matches
+// (the engine's REDRIVE_ALL and RESOLVE_ALL); pause and resume a queue. Each calls the engine
+// directly; the connection answers once the change is durable (HttpConnection).
 #include <nlohmann/json.hpp>
 
 #include "net/core/core.h"
@@ -93,33 +93,35 @@ Result<std::string> reason_member(const Json& body) {
   return parse_reason(reason.value());
 }
 
-// The tx ids an action on dead letters applies to: body.ids, or the dead
-// letters of the queue that body.filter matches, at most body.limit.
-Result<std::vector<std::string>> selection(ApiContext& ctx, const std::string& queue,
-                                           const Json& body) {
+// The tx ids of body.ids (the caller checked it is there).
+Result<std::vector<std::string>> listed_ids(const Json& listed) {
+  if (!listed.is_array()) return Status::invalid_argument("ids must be an array");
+  if (listed.size() > kSelectionMax) {
+    return Status::invalid_argument("at most " + std::to_string(kSelectionMax) + " ids");
+  }
   std::vector<std::string> ids;
-  const auto listed = body.find("ids");
-  const auto filter = body.find("filter");
-  if ((listed == body.end()) == (filter == body.end())) {
-    return Status::invalid_argument("give either ids or filter");
+  for (const Json& id : listed) {
+    if (!id.is_string()) return Status::invalid_argument("ids must be strings");
+    auto parsed = parse_tx_id(id.get<std::string>());
+    if (!parsed.is_ok()) return parsed.status();
+    ids.push_back(parsed.value());
   }
-  if (listed != body.end()) {
-    if (!listed->is_array()) return Status::invalid_argument("ids must be an array");
-    if (listed->size() > kSelectionMax) {
-      return Status::invalid_argument("at most " + std::to_string(kSelectionMax) + " ids");
-    }
-    for (const Json& id : *listed) {
-      if (!id.is_string()) return Status::invalid_argument("ids must be strings");
-      auto parsed = parse_tx_id(id.get<std::string>());
-      if (!parsed.is_ok()) return parsed.status();
-      ids.push_back(parsed.value());
-    }
-    return ids;
-  }
-  if (!filter->is_object()) return Status::invalid_argument("filter must be an object");
-  auto prefix = string_member(*filter, "prefix", "");
-  auto reason = string_member(*filter, "reason", "");
+  return ids;
+}
+
+// body.filter ({prefix, reason}, the parameters of /dead) as the engine's
+// LetterFilter, and body.limit (1..kSelectionMax).
+struct BulkFilter {
+  engine::LetterFilter filter;
+  size_t limit = 0;
+};
+Result<BulkFilter> bulk_filter(const Json& body) {
+  const Json& filter = body.at("filter");
+  if (!filter.is_object()) return Status::invalid_argument("filter must be an object");
+  auto prefix = string_member(filter, "prefix", "");
   if (!prefix.is_ok()) return prefix.status();
+  if (!prefix.value().empty()) TARDE_RETURN_IF_ERROR(parse_tx_id(prefix.value()).status());
+  auto reason = reason_member(filter);
   if (!reason.is_ok()) return reason.status();
   const auto limit = body.find("limit");
   if (limit == body.end() || !limit->is_number_unsigned() || limit->get<uint64_t>() == 0 ||
@@ -127,31 +129,49 @@ Result<std::vector<std::string>> selection(ApiContext& ctx, const std::string& q
     return Status::invalid_argument("a filter needs a limit from 1 to " +
                                     std::to_string(kSelectionMax));
   }
-  std::vector<storage::DeadLetter> page;
-  std::string next;
-  TARDE_RETURN_IF_ERROR(dead_page(ctx.core->engine(), queue, "",
-                                  DeadFilter{prefix.value(), reason.value()},
-                                  limit->get<uint64_t>(), &page, &next));
-  for (const storage::DeadLetter& letter : page) ids.push_back(letter.tx_id);
-  return ids;
+  return BulkFilter{engine::LetterFilter{prefix.value(), reason.value()},
+                    static_cast<size_t>(limit->get<uint64_t>())};
 }
 
-template <typename Apply>
-Response apply_to_selection(ApiContext& ctx, const Request& request, const PathParams& params,
-                            Apply apply) {
+// An action on dead letters: by body.ids, one call of `apply_one` per id
+// with its result each; or by body.filter, one call of the engine's bulk
+// operation `apply_filter`, which answers only how many changed.
+template <typename ApplyOne, typename ApplyFilter>
+Response apply_to_dead(const Request& request, const PathParams& params, ApplyOne apply_one,
+                       ApplyFilter apply_filter) {
   TARDE_HTTP_PARAM(queue, queue_param(params));
   TARDE_HTTP_PARAM(body, body_object(request));
-  TARDE_HTTP_PARAM(ids, selection(ctx, queue.value(), body.value()));
+  const bool has_ids = body.value().contains("ids");
+  if (has_ids == body.value().contains("filter")) {
+    return error_response(400, "give either ids or filter");
+  }
+  if (!has_ids) {
+    TARDE_HTTP_PARAM(bulk, bulk_filter(body.value()));
+    Result<size_t> changed = apply_filter(queue.value(), bulk.value());
+    if (!changed.is_ok()) return status_response(changed.status());
+    return json_response(Json{{"selected", changed.value()}, {"changed", changed.value()}});
+  }
+  TARDE_HTTP_PARAM(ids, listed_ids(body.value().at("ids")));
   Json results = Json::array();
   uint64_t changed = 0;
   for (const std::string& id : ids.value()) {
-    Result<engine::TxReply> reply = apply(queue.value(), id, body.value());
+    Result<engine::TxReply> reply = apply_one(queue.value(), id);
     if (!reply.is_ok()) return status_response(reply.status());
     changed += reply.value().outcome == engine::Outcome::kOk ? 1 : 0;
     results.push_back(reply_json(reply.value()));
   }
   return json_response(
       Json{{"selected", ids.value().size()}, {"changed", changed}, {"results", results}});
+}
+
+Response set_paused(ApiContext& ctx, const Request& request, const PathParams& params,
+                    bool paused) {
+  TARDE_HTTP_PARAM(queue, queue_param(params));
+  TARDE_HTTP_PARAM(body, body_object(request));
+  engine::Engine& engine = ctx.core->engine();
+  Status status = paused ? engine.pause(queue.value()) : engine.resume(queue.value());
+  if (!status.is_ok()) return status_response(status);
+  return json_response(Json{{"queue", queue.value()}, {"paused", engine.paused(queue.value())}});
 }
 
 }  // namespace
@@ -178,10 +198,15 @@ Response post_tx_resolve(ApiContext& ctx, const Request& request, const PathPara
 }
 
 Response post_dead_redrive(ApiContext& ctx, const Request& request, const PathParams& params) {
-  return apply_to_selection(ctx, request, params,
-                            [&ctx](const std::string& queue, const std::string& id, const Json&) {
-                              return ctx.core->engine().redrive(queue, id);
-                            });
+  engine::Engine& engine = ctx.core->engine();
+  return apply_to_dead(
+      request, params,
+      [&engine](const std::string& queue, const std::string& id) {
+        return engine.redrive(queue, id);
+      },
+      [&engine](const std::string& queue, const BulkFilter& bulk) {
+        return engine.redrive_all(queue, bulk.filter, bulk.limit);
+      });
 }
 
 Response post_dead_resolve(ApiContext& ctx, const Request& request, const PathParams& params) {
@@ -189,26 +214,30 @@ Response post_dead_resolve(ApiContext& ctx, const Request& request, const PathPa
   TARDE_HTTP_PARAM(body, body_object(request));
   TARDE_HTTP_PARAM(state, terminal_member(body.value()));
   TARDE_HTTP_PARAM(reason, reason_member(body.value()));
-  return apply_to_selection(
-      ctx, request, params,
-      [&](const std::string& queue, const std::string& id, const Json&) -> Result<engine::TxReply> {
-        auto found = ctx.core->engine().get(id);
+  engine::Engine& engine = ctx.core->engine();
+  return apply_to_dead(
+      request, params,
+      [&](const std::string& queue, const std::string& id) -> Result<engine::TxReply> {
+        auto found = engine.get(id);
         if (!found.is_ok()) return found.status();
         // Only this queue's dead letters: an id of another queue, or one no
         // longer dead, is left alone.
         if (!found.value() || found.value()->queue != queue || !found.value()->dead_lettered) {
           return engine::TxReply{engine::Outcome::kNotFound, engine::Summary{.tx_id = id}};
         }
-        return ctx.core->engine().resolve(id, state.value(), reason.value());
+        return engine.resolve(id, state.value(), reason.value());
+      },
+      [&](const std::string& queue, const BulkFilter& bulk) {
+        return engine.resolve_all(queue, bulk.filter, state.value(), reason.value(), bulk.limit);
       });
 }
 
-Response post_queue_pause(ApiContext&, const Request&, const PathParams&) {
-  return error_response(501, "pausing a queue needs the engine's PAUSE, not in this build");
+Response post_queue_pause(ApiContext& ctx, const Request& request, const PathParams& params) {
+  return set_paused(ctx, request, params, true);
 }
 
-Response post_queue_resume(ApiContext&, const Request&, const PathParams&) {
-  return error_response(501, "resuming a queue needs the engine's RESUME, not in this build");
+Response post_queue_resume(ApiContext& ctx, const Request& request, const PathParams& params) {
+  return set_paused(ctx, request, params, false);
 }
 
 }  // namespace tarde::net::http

@@ -1,14 +1,8 @@
+#include "net/core/core.h"
 #include "net/http/api.h"
 #include "net/wire/tokens.h"
 
 namespace tarde::net::http {
-
-bool DeadFilter::matches(const storage::DeadLetter& letter) const {
-  if (!prefix.empty() && letter.tx_id.compare(0, prefix.size(), prefix) != 0) return false;
-  if (reason.empty()) return true;
-  const std::string last = letter.failures.empty() ? "" : letter.failures.back().reason;
-  return last.find(reason) != std::string::npos;
-}
 
 Result<std::string> queue_param(const PathParams& params) { return parse_queue(params.at(0)); }
 
@@ -43,23 +37,22 @@ Response status_response(const Status& status) {
   return error_response(500, "storage failure, nothing was changed: " + status.message());
 }
 
-Status dead_page(engine::Engine& engine, const std::string& queue, const std::string& after,
-                 const DeadFilter& filter, uint64_t limit, std::vector<storage::DeadLetter>* page,
-                 std::string* next) {
-  std::vector<storage::DeadLetter> letters;
-  TARDE_RETURN_IF_ERROR(engine.dead_letters(queue, kDeadScanMax, &letters));
-  page->clear();
-  next->clear();
-  for (storage::DeadLetter& letter : letters) {
-    if (!after.empty() && letter.tx_id <= after) continue;
-    if (!filter.matches(letter)) continue;
-    if (page->size() == limit) {
-      *next = page->back().tx_id;
-      break;
-    }
-    page->push_back(std::move(letter));
+Result<engine::ListPage> list_page(ApiContext& ctx, const Request& request,
+                                   const std::string& queue, engine::ListState state) {
+  auto limit = limit_param(request);
+  if (!limit.is_ok()) return limit.status();
+  const std::string after = request.query_value("after").value_or("");
+  const std::string prefix = request.query_value("prefix").value_or("");
+  const std::string reason = request.query_value("reason").value_or("");
+  if (!reason.empty()) {
+    auto parsed = parse_reason(reason);
+    if (!parsed.is_ok()) return parsed.status();
   }
-  return Status::ok();
+  return ctx.core->engine().list(queue, state, after, limit.value(), prefix, reason);
+}
+
+Json next_json(const engine::ListPage& page) {
+  return page.next.empty() ? Json(nullptr) : Json(page.next);
 }
 
 }  // namespace tarde::net::http

@@ -1,6 +1,7 @@
 #include "net/http/api_json.h"
 
 #include "engine/backoff.h"
+#include "engine/listing.h"
 #include "net/core/config_args.h"
 
 namespace tarde::net::http {
@@ -100,7 +101,7 @@ Json tx_json(const storage::TxRecord& r, PayloadEncoding encoding) {
   out["deadline_at_ms"] = r.deadline_at_ms;
   out["created_at_ms"] = r.created_at_ms;
   out["updated_at_ms"] = r.updated_at_ms;
-  out["deliveries"] = r.deliveries;
+  out["failed_deliveries"] = r.deliveries;
   out["transients"] = r.transients;
   out["reason"] = r.reason;
   out["due"] = Json{{"kind", due_kind_name(r.due_kind)}, {"at_ms", r.due_at_ms}};
@@ -141,9 +142,7 @@ Json backoff_plan_json(const storage::TxRecord& r) {
 Json event_json(const engine::HistoryEntry& entry) {
   const storage::EventRecord& e = entry.event;
   const std::optional<int64_t> late = engine::lateness_ms(e);
-  return Json{{"seq", entry.seq},
-              {"dropped_before", entry.dropped_before},
-              {"at_ms", e.at_ms},
+  return Json{{"at_ms", e.at_ms},
               {"from", storage::to_string(e.from)},
               {"to", storage::to_string(e.to)},
               {"attempt", e.attempt},
@@ -151,18 +150,40 @@ Json event_json(const engine::HistoryEntry& entry) {
               {"cause", e.cause},
               {"reason", e.reason},
               {"due_at_ms", late ? Json(e.due_at_ms) : Json(nullptr)},
-              {"late_ms", late ? Json(*late) : Json(nullptr)}};
+              {"late_ms", late ? Json(*late) : Json(nullptr)},
+              {"seq", entry.seq},
+              {"dropped", entry.dropped_before}};
 }
 
-Json letter_json(const storage::DeadLetter& l) {
-  return Json{{"tx_id", l.tx_id},
-              {"queue", l.queue},
-              {"attempt", l.attempt},
-              {"deliveries", l.deliveries},
-              {"buried_at_ms", l.buried_at_ms},
-              {"last_error", l.failures.empty() ? std::string() : l.failures.back().reason},
-              {"failures", failures_json(l.failures)},
-              {"payload_bytes", l.payload.size()}};
+Json letter_json(const storage::TxRecord& r, PayloadEncoding encoding) {
+  // A dead letter stays as it was buried until it is redriven or resolved,
+  // so its last update is its burial.
+  Json out{{"tx_id", r.tx_id},
+           {"queue", r.queue},
+           {"attempt", r.attempt},
+           {"failed_deliveries", r.deliveries},
+           {"buried_at_ms", r.updated_at_ms},
+           {"last_error", r.failures.empty() ? std::string() : r.failures.back().reason},
+           {"failures", failures_json(r.failures)},
+           {"payload_bytes", r.payload.size()}};
+  if (encoding != PayloadEncoding::kNone) out["payload"] = payload_json(r.payload, encoding);
+  return out;
+}
+
+Json list_item_json(const storage::TxRecord& r, PayloadEncoding encoding) {
+  Json out{{"tx_id", r.tx_id},
+           {"queue", r.queue},
+           {"state", storage::to_string(r.state)},
+           {"attempt", r.attempt},
+           {"next_attempt", r.next_attempt},
+           {"next_fire_at_ms", r.next_fire_at_ms},
+           {"updated_at_ms", r.updated_at_ms},
+           {"failed_deliveries", r.deliveries},
+           {"reason", std::string(engine::shown_reason(r))},
+           {"due", Json{{"kind", due_kind_name(r.due_kind)}, {"at_ms", r.due_at_ms}}},
+           {"payload_bytes", r.payload.size()}};
+  if (encoding != PayloadEncoding::kNone) out["payload"] = payload_json(r.payload, encoding);
+  return out;
 }
 
 Json lease_json(const engine::Engine::LeaseView& lease, int64_t now_ms) {
@@ -176,7 +197,7 @@ Json lease_json(const engine::Engine::LeaseView& lease, int64_t now_ms) {
 }
 
 Json queue_json(const std::string& name, const engine::Engine::QueueFigures& q, double handout_rate,
-                bool paused, int64_t now_ms) {
+                int64_t now_ms) {
   return Json{{"name", name},
               {"ready", q.ready},
               {"leased", q.leased},
@@ -188,7 +209,7 @@ Json queue_json(const std::string& name, const engine::Engine::QueueFigures& q, 
               {"handed_out", q.handed_out},
               {"handout_rate", handout_rate},
               {"breaker", breaker_name(q.breaker)},
-              {"paused", paused}};
+              {"paused", q.paused}};
 }
 
 Json config_json(const std::string& name, const storage::QueueConfig& config) {

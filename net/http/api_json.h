@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "engine/engine.h"
-#include "engine/history.h"
 #include "net/http/rate_history.h"
 #include "storage/records.h"
 
@@ -31,13 +30,16 @@ Json tx_json(const storage::TxRecord& record, PayloadEncoding encoding);
 // attempt k + 1 waits cancelled_wait_ms(policy, k, unit), with the jitter's
 // unit anywhere in [0, 1). Empty for a terminal transaction.
 Json backoff_plan_json(const storage::TxRecord& record);
-// One HISTORY entry: the event, its seq, the events dropped before it, and
-// for a timer's event when it was due and how late it came (null otherwise).
+// One event of HISTORY: due_at_ms and late_ms only for a timer fire (else
+// null), seq and dropped as the protocol's.
 Json event_json(const engine::HistoryEntry& entry);
-Json letter_json(const storage::DeadLetter& letter);
+// A dead letter as /dead lists it, from its record (LIST dead).
+Json letter_json(const storage::TxRecord& record, PayloadEncoding encoding);
+// A transaction as /list lists it: GET's summary, its shown reason.
+Json list_item_json(const storage::TxRecord& record, PayloadEncoding encoding);
 Json lease_json(const engine::Engine::LeaseView& lease, int64_t now_ms);
 Json queue_json(const std::string& name, const engine::Engine::QueueFigures& figures,
-                double handout_rate, bool paused, int64_t now_ms);
+                double handout_rate, int64_t now_ms);
 Json config_json(const std::string& name, const storage::QueueConfig& config);
 Json sample_json(const RateSample& sample);
 

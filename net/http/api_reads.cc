@@ -20,8 +20,7 @@ int64_t now_ms(ApiContext& ctx) { return ctx.core->clock().now_wall_ms(); }
 
 Json queue_summary(ApiContext& ctx, const std::string& name) {
   engine::Engine& engine = ctx.core->engine();
-  return queue_json(name, engine.queue_figures(name), ctx.rates->handout_rate(name),
-                    /*paused=*/false, now_ms(ctx));
+  return queue_json(name, engine.queue_figures(name), ctx.rates->handout_rate(name), now_ms(ctx));
 }
 
 std::vector<engine::Engine::LeaseView> sorted_leases(ApiContext& ctx, const std::string& queue) {
@@ -90,32 +89,36 @@ Response get_queue_config(ApiContext& ctx, const Request&, const PathParams& par
 
 Response get_queue_dead(ApiContext& ctx, const Request& request, const PathParams& params) {
   TARDE_HTTP_PARAM(queue, queue_param(params));
-  TARDE_HTTP_PARAM(limit, limit_param(request));
-  const DeadFilter filter{request.query_value("prefix").value_or(""),
-                          request.query_value("reason").value_or("")};
-  std::vector<storage::DeadLetter> page;
-  std::string next;
-  Status status =
-      dead_page(ctx.core->engine(), queue.value(), request.query_value("after").value_or(""),
-                filter, limit.value(), &page, &next);
-  if (!status.is_ok()) return status_response(status);
+  TARDE_HTTP_PARAM(encoding, payload_param(request));
+  auto page = list_page(ctx, request, queue.value(), engine::ListState::kDead);
+  if (!page.is_ok()) return status_response(page.status());
   Json items = Json::array();
-  for (const storage::DeadLetter& letter : page) items.push_back(letter_json(letter));
-  return json_response(Json{{"now_ms", now_ms(ctx)},
-                            {"items", items},
-                            {"next", next.empty() ? Json(nullptr) : Json(next)}});
+  for (const storage::TxRecord& record : page.value().items) {
+    items.push_back(letter_json(record, encoding.value()));
+  }
+  return json_response(
+      Json{{"now_ms", now_ms(ctx)}, {"items", items}, {"next", next_json(page.value())}});
 }
 
 Response get_queue_list(ApiContext& ctx, const Request& request, const PathParams& params) {
   TARDE_HTTP_PARAM(queue, queue_param(params));
-  const std::string state = request.query_value("state").value_or("");
-  if (state == "dead") return get_queue_dead(ctx, request, params);
-  if (state == "leased") return leases_page(ctx, request, queue.value());
-  if (state == "ready" || state == "in_flight" || state == "scheduled") {
+  TARDE_HTTP_PARAM(encoding, payload_param(request));
+  const std::optional<engine::ListState> state =
+      engine::parse_list_state(request.query_value("state").value_or(""));
+  if (!state) {
     return error_response(
-        501, "listing " + state + " transactions needs the engine's LIST, not in this build");
+        400, "state must be ready, leased, in_flight, scheduled, succeeded, failed or dead");
   }
-  return error_response(400, "state must be ready, leased, in_flight, scheduled or dead");
+  auto page = list_page(ctx, request, queue.value(), *state);
+  if (!page.is_ok()) return status_response(page.status());
+  Json items = Json::array();
+  for (const storage::TxRecord& record : page.value().items) {
+    items.push_back(list_item_json(record, encoding.value()));
+  }
+  return json_response(Json{{"now_ms", now_ms(ctx)},
+                            {"state", engine::list_state_name(*state)},
+                            {"items", items},
+                            {"next", next_json(page.value())}});
 }
 
 Response get_queue_leases(ApiContext& ctx, const Request& request, const PathParams& params) {
@@ -156,7 +159,7 @@ Response get_tx_history(ApiContext& ctx, const Request& request, const PathParam
   Status status = ctx.core->engine().history(tx_id.value(), limit, &events);
   if (!status.is_ok()) return status_response(status);
   Json items = Json::array();
-  for (const engine::HistoryEntry& entry : events) items.push_back(event_json(entry));
+  for (const engine::HistoryEntry& event : events) items.push_back(event_json(event));
   return json_response(Json{{"tx_id", tx_id.value()}, {"events", items}});
 }
 

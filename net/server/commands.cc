@@ -449,6 +449,7 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
       {"GET", handle_get},
       {"HISTORY", handle_history},
       {"DEADLETTERS", handle_deadletters},
+      {"LIST", handle_list},
       {"REDRIVE", handle_redrive},
       {"CONFIG", handle_config},
       {"STATS", handle_stats},
@@ -462,7 +463,6 @@ const std::map<std::string, Handler, std::less<>>& handlers() {
       {"RESUME", handle_resume},
       {"REDRIVE_ALL", handle_redrive_all},
       {"RESOLVE_ALL", handle_resolve_all},
-      {"LIST", handle_list},
   };
   return table;
 }

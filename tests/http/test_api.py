@@ -7,6 +7,7 @@ import base64
 import json
 import time
 import unittest
+from urllib.parse import quote
 
 from http_support import HttpServer, make_dead_letters, wait_for_sample, wait_until
 
@@ -18,6 +19,16 @@ SECURITY_HEADERS = {
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
 }
+
+
+class _AnyNow:
+    """Equal to any positive integer: the server's now_ms."""
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, int) and other > 0
+
+
+ANY_NOW = _AnyNow()
 
 
 class ApiTest(unittest.TestCase):
@@ -132,6 +143,7 @@ class ApiTest(unittest.TestCase):
     def test_bad_parameters_and_bodies_are_400(self) -> None:
         for path in ["/api/v1/queues/" + "q" * 65, "/api/v1/queues/q/dead?limit=0",
                      "/api/v1/queues/q/dead?limit=1001", "/api/v1/queues/q/list?state=bogus",
+                     "/api/v1/queues/q/dead?payload=rot13",
                      "/api/v1/tx/a?payload=rot13", "/api/v1/rates?after=-1",
                      "/api/v1/queues/bad%20name"]:
             status, _, _ = self.server.request("GET", path)
@@ -250,19 +262,150 @@ class ApiTest(unittest.TestCase):
         make_dead_letters(self.client, "deadpage", ids)
         first = self.server.get_json("/api/v1/queues/deadpage/dead?limit=3")
         self.assertEqual([l["tx_id"] for l in first["items"]], ["other-1", "page-00", "page-01"])
-        self.assertEqual(first["next"], "page-01")
-        second = self.server.get_json("/api/v1/queues/deadpage/dead?limit=3&after=page-01")
+        self.assertIsNotNone(first["next"])  # an opaque cursor
+        second = self.server.get_json(
+            "/api/v1/queues/deadpage/dead?limit=3&after=" + quote(first["next"]))
         self.assertEqual([l["tx_id"] for l in second["items"]], ["page-02", "page-03", "page-04"])
-        last = self.server.get_json("/api/v1/queues/deadpage/dead?limit=3&after=page-04")
+        last = self.server.get_json(
+            "/api/v1/queues/deadpage/dead?limit=3&after=" + quote(second["next"]))
         self.assertEqual([l["tx_id"] for l in last["items"]], ["page-05", "page-06"])
         self.assertIsNone(last["next"])
-        prefixed = self.server.get_json("/api/v1/queues/deadpage/list?state=dead&prefix=other")
+        letter = first["items"][1]
+        self.assertEqual((letter["failed_deliveries"], letter["last_error"]), (1, "connect-refused"))
+        self.assertEqual(letter["buried_at_ms"], letter["failures"][-1]["at_ms"])
+        self.assertNotIn("payload", letter)
+        prefixed = self.server.get_json("/api/v1/queues/deadpage/dead?prefix=other")
         self.assertEqual([l["tx_id"] for l in prefixed["items"]], ["other-1"])
-        self.assertEqual(prefixed["items"][0]["last_error"], "connect-refused")
+        # reason= is the whole last error, as LIST's and REDRIVE_ALL's
+        self.assertEqual(len(self.server.get_json(
+            "/api/v1/queues/deadpage/dead?reason=connect-refused")["items"]), 8)
         self.assertEqual(self.server.get_json(
-            "/api/v1/queues/deadpage/dead?reason=refused")["items"].__len__(), 8)
-        self.assertEqual(self.server.get_json(
-            "/api/v1/queues/deadpage/dead?reason=timeout")["items"], [])
+            "/api/v1/queues/deadpage/dead?reason=refused")["items"], [])
+        with_payload = self.server.get_json("/api/v1/queues/deadpage/dead?prefix=other&payload=text")
+        self.assertEqual(with_payload["items"][0]["payload"],
+                         {"encoding": "text", "data": "payload of other-1"})
+        listed = self.server.get_json("/api/v1/queues/deadpage/list?state=dead&prefix=other")
+        self.assertEqual([(l["tx_id"], l["state"], l["reason"]) for l in listed["items"]],
+                         [("other-1", "SENDING", "connect-refused")])
+
+    def test_list_pages_every_state_by_cursor(self) -> None:
+        c = self.client
+        c.config("states", max_deliveries=1, response_timeout="1h")
+        for name in ["st-flight", "st-leased", "st-sched", "st-ok", "st-failed", "st-dead"]:
+            c.enqueue("states", name, b"x", base="1h", jitter=0)
+        for i in range(4):
+            c.enqueue("states", f"st-ready-{i}", b"r")
+        def take(name):  # requests are handed out in the order they were enqueued
+            request = c.reserve("states")
+            self.assertEqual(request.tx_id, name)
+            return request
+        request = take("st-flight")
+        c.sent(request.tx_id, request.attempt)
+        take("st-leased")
+        request = take("st-sched")
+        c.sent(request.tx_id, request.attempt)
+        c.respond(request.tx_id, request.attempt, "CANCELLED")
+        request = take("st-ok")
+        c.sent(request.tx_id, request.attempt)
+        c.respond(request.tx_id, request.attempt, "SUCCESS")
+        request = take("st-failed")
+        c.sent(request.tx_id, request.attempt)
+        c.respond(request.tx_id, request.attempt, "REJECTED", reason="bad-card")
+        request = take("st-dead")
+        c.release(request.tx_id, request.attempt, reason="boom")
+        def listed(state, query=""):
+            page = self.server.get_json(f"/api/v1/queues/states/list?state={state}{query}")
+            self.assertEqual(page["state"], state)
+            return [item["tx_id"] for item in page["items"]]
+        self.assertEqual(sorted(listed("ready")), [f"st-ready-{i}" for i in range(4)])
+        self.assertEqual(listed("leased"), ["st-leased"])
+        self.assertEqual(listed("in_flight"), ["st-flight"])
+        self.assertEqual(listed("scheduled"), ["st-sched"])
+        self.assertEqual(listed("succeeded"), ["st-ok"])
+        self.assertEqual(listed("failed"), ["st-failed"])
+        self.assertEqual(listed("dead"), ["st-dead"])
+        self.assertEqual(listed("failed", "&reason=bad-card"), ["st-failed"])
+        self.assertEqual(listed("failed", "&reason=other"), [])
+        flying = self.server.get_json("/api/v1/queues/states/list?state=in_flight&payload=hex")
+        item = flying["items"][0]
+        self.assertEqual(item["due"]["kind"], "response_timeout")
+        self.assertEqual(item["due"]["at_ms"] - item["updated_at_ms"], 3600 * 1000)
+        self.assertEqual(item["payload"], {"encoding": "hex", "data": "78"})
+        # pages of 3 by cursor cover the ready requests once each
+        seen, after, pages = [], "", 0
+        while True:
+            page = self.server.get_json("/api/v1/queues/states/list?state=ready&limit=3"
+                                        + (f"&after={quote(after)}" if after else ""))
+            seen += [item["tx_id"] for item in page["items"]]
+            pages += 1
+            if page["next"] is None:
+                break
+            after = page["next"]
+        self.assertEqual(sorted(seen), [f"st-ready-{i}" for i in range(4)])
+        self.assertEqual(pages, 2)
+        self.assertEqual(listed("ready", "&prefix=st-ready-3"), ["st-ready-3"])
+        # a queue nobody used is empty, not an error
+        self.assertEqual(self.server.get_json("/api/v1/queues/never-used/list?state=ready"),
+                         {"now_ms": ANY_NOW, "state": "ready", "items": [], "next": None})
+
+    def test_list_errors(self) -> None:
+        for query in ["", "state=", "state=READY", "state=dead2", "state=in-flight",
+                      "state=ready&limit=0", "state=ready&limit=1001", "state=ready&limit=x",
+                      "state=ready&after=" + quote("\x01"), "state=dead&after=nonsense",
+                      "state=ready&reason=" + quote("has space"), "state=ready&payload=rot13",
+                      "state=ready&prefix=" + quote("a b")]:
+            status, _, body = self.server.request("GET", "/api/v1/queues/lq/list?" + query)
+            self.assertEqual(status, 400, (query, body))
+            self.assertIn("message", json.loads(body)["error"])
+        status, _, _ = self.server.request("GET", "/api/v1/queues/bad%20queue/list?state=ready")
+        self.assertEqual(status, 400)
+        status, _, _ = self.server.request("GET", "/api/v1/queues/lq/dead?after=nonsense")
+        self.assertEqual(status, 400)
+
+    def test_pause_and_resume_stop_and_restart_hand_outs(self) -> None:
+        c = self.client
+        c.enqueue("pausable", "pz-1", b"x")
+        done = self.server.post_json("/api/v1/queues/pausable/pause", {})
+        self.assertEqual(done, {"queue": "pausable", "paused": True})
+        self.assertTrue(self.server.get_json("/api/v1/queues/pausable")["paused"])
+        queues = {q["name"]: q for q in self.server.get_json("/api/v1/queues")["queues"]}
+        self.assertTrue(queues["pausable"]["paused"])
+        self.assertIsNone(c.reserve("pausable"))
+        self.assertEqual(c.stats()["paused.pausable"], 1)
+        self.assertEqual(c.config("pausable")["paused"], "1")
+        # pausing twice is fine
+        self.assertTrue(self.server.post_json("/api/v1/queues/pausable/pause", None)["paused"])
+        done = self.server.post_json("/api/v1/queues/pausable/resume", {})
+        self.assertEqual(done, {"queue": "pausable", "paused": False})
+        self.assertFalse(self.server.get_json("/api/v1/queues/pausable")["paused"])
+        self.assertEqual(c.reserve("pausable").tx_id, "pz-1")
+        for path in ["/api/v1/queues/bad%20name/pause", "/api/v1/queues/" + "q" * 65 + "/resume"]:
+            status, _, _ = self.server.request("POST", path, body={})
+            self.assertEqual(status, 400, path)
+        status, _, _ = self.server.request("POST", "/api/v1/queues/pausable/pause", body=b"[1]")
+        self.assertEqual(status, 400)
+
+    def test_new_endpoints_refuse_without_the_token_and_with_a_wrong_method(self) -> None:
+        reads = ["/api/v1/queues/q/list?state=ready", "/api/v1/queues/q/dead",
+                 "/api/v1/queues/q/list?state=in_flight"]
+        actions = ["/api/v1/queues/q/pause", "/api/v1/queues/q/resume",
+                   "/api/v1/queues/q/dead/redrive", "/api/v1/queues/q/dead/resolve"]
+        for token in [None, "wrong"]:
+            for path in reads:
+                status, headers, _ = self.server.request("GET", path, token=token)
+                self.assertEqual(status, 401, (path, token))
+                self.assertIn("www-authenticate", headers)
+            for path in actions:
+                status, _, _ = self.server.request("POST", path, body={}, token=token)
+                self.assertEqual(status, 401, (path, token))
+        self.assertFalse(self.client.config("q").get("paused", "0") == "1")
+        for path in actions:
+            status, headers, _ = self.server.request("GET", path)
+            self.assertEqual((status, headers.get("allow")), (405, "POST"), path)
+        for path in reads:
+            status, headers, _ = self.server.request("POST", path, body={})
+            self.assertEqual(status, 405, path)
+            self.assertIn("GET", headers.get("allow"))
 
     def test_redrive_and_resolve_a_selection_or_a_filter(self) -> None:
         c = self.client
@@ -309,14 +452,56 @@ class ApiTest(unittest.TestCase):
         status, _, _ = self.server.request("POST", "/api/v1/tx/one-1/resolve", body={"state": "X"})
         self.assertEqual(status, 400)
 
-    def test_engine_operations_of_the_admin_work_answer_501_until_they_exist(self) -> None:
-        for path in ["/api/v1/queues/q/pause", "/api/v1/queues/q/resume"]:
-            status, _, body = self.server.request("POST", path, body={})
-            self.assertEqual(status, 501, path)
-            self.assertIn("not in this build", json.loads(body)["error"]["message"])
-        for state in ["ready", "in_flight", "scheduled"]:
-            status, _, _ = self.server.request("GET", f"/api/v1/queues/q/list?state={state}")
-            self.assertEqual(status, 501, state)
+    def test_bulk_by_filter_is_the_engines_and_checks_its_filter(self) -> None:
+        c = self.client
+        make_dead_letters(c, "bulkf", ["bf-1", "bf-2", "bf-3"])
+        c.config("bulkf", max_deliveries=1)
+        c.enqueue("bulkf", "bf-other", b"x")
+        request = c.reserve("bulkf")
+        c.release(request.tx_id, request.attempt, reason="timeout")
+        # the whole last error, not a part of it
+        done = self.server.post_json("/api/v1/queues/bulkf/dead/redrive",
+                                     {"filter": {"reason": "refused"}, "limit": 10})
+        self.assertEqual(done, {"selected": 0, "changed": 0})
+        done = self.server.post_json("/api/v1/queues/bulkf/dead/redrive",
+                                     {"filter": {"reason": "timeout"}, "limit": 10})
+        self.assertEqual(done, {"selected": 1, "changed": 1})
+        self.assertEqual(c.get("bf-other").state, "SENDING")
+        history = self.server.get_json("/api/v1/tx/bf-other/history")["events"]
+        self.assertEqual(history[-1]["cause"], "REDRIVE_ALL")
+        done = self.server.post_json("/api/v1/queues/bulkf/dead/resolve",
+                                     {"filter": {"prefix": "bf-", "reason": "connect-refused"},
+                                      "limit": 2, "state": "SUCCEEDED"})
+        self.assertEqual(done["changed"], 2)
+        self.assertEqual(self.server.get_json("/api/v1/tx/bf-1/history")["events"][-1]["cause"],
+                         "RESOLVE_ALL")
+        self.assertEqual([l.tx_id for l in c.deadletters("bulkf")], ["bf-3"])
+        for body in [{"filter": {"prefix": "a b"}, "limit": 1},
+                     {"filter": {"prefix": 3}, "limit": 1},
+                     {"filter": {"reason": "has space"}, "limit": 1},
+                     {"filter": [], "limit": 1},
+                     {"filter": {}, "limit": -1},
+                     {"filter": {}, "limit": "1"}]:
+            status, _, _ = self.server.request("POST", "/api/v1/queues/bulkf/dead/redrive", body=body)
+            self.assertEqual(status, 400, body)
+        self.assertEqual([l.tx_id for l in c.deadletters("bulkf")], ["bf-3"])
+
+    def test_history_shows_sequence_numbers_and_timer_lateness(self) -> None:
+        c = self.client
+        c.enqueue("hist", "h-1", b"x", base="1ms", jitter=0)
+        request = c.reserve("hist")
+        c.sent(request.tx_id, request.attempt)
+        c.respond(request.tx_id, request.attempt, "CANCELLED")
+        wait_until(lambda: c.get("h-1").state == "SENDING", what="the retry to fire")
+        events = self.server.get_json("/api/v1/tx/h-1/history")["events"]
+        self.assertEqual([e["seq"] for e in events], list(range(len(events))))
+        self.assertEqual({e["dropped"] for e in events}, {0})
+        fire = events[-1]
+        self.assertEqual(fire["cause"], "timer")
+        self.assertIsNotNone(fire["due_at_ms"])
+        self.assertGreaterEqual(fire["late_ms"], 0)
+        self.assertIsNone(events[0]["due_at_ms"])
+        self.assertIsNone(events[0]["late_ms"])
 
     # ---- hostile text -------------------------------------------------
     def test_hostile_text_round_trips_as_json_strings(self) -> None:

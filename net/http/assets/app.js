@@ -5,7 +5,9 @@
 
 const TOKEN_KEY = 'tarde.token';
 const POLL_KEY = 'tarde.poll';
-const STATES = ['ready', 'leased', 'in_flight', 'scheduled', 'dead'];
+// The states the queue page lists (the API's /list); queue summaries count
+// all but the terminal ones.
+const STATES = ['ready', 'leased', 'in_flight', 'scheduled', 'succeeded', 'failed', 'dead'];
 const OVERVIEW_STATS = ['transactions', 'sending', 'in_flight', 'scheduled', 'succeeded',
   'failed', 'ready', 'leased', 'dead_letters', 'connections', 'timers_fired'];
 
@@ -148,8 +150,10 @@ async function overviewPage() {
 }
 
 // A state tab of one queue, paged with a cursor.
-const queueView = { state: 'ready', after: '', prefix: '', reason: '' };
+// The tab, cursor and filters of the queue shown; another queue starts afresh.
+const queueView = { queue: '', state: 'ready', after: '', prefix: '', reason: '' };
 async function queuePage(queue) {
+  if (queueView.queue !== queue) Object.assign(queueView, { queue, state: 'ready', after: '', prefix: '', reason: '' });
   const q = await api('/queues/' + encodeURIComponent(queue));
   const params = new URLSearchParams({ state: queueView.state, limit: '50' });
   if (queueView.after) params.set('after', queueView.after);
@@ -160,10 +164,10 @@ async function queuePage(queue) {
   catch (e) { if (e instanceof Unauthorized) throw e; listError = e.message; }
   const tabs = el('div', { class: 'tabs', role: 'tablist' }, STATES.map(state =>
     el('button', { type: 'button', dataset: { state }, 'aria-pressed': String(state === queueView.state),
-      text: `${state} (${q[state]})`,
+      text: q[state] === undefined ? state : `${state} (${q[state]})`,
       onclick: () => { Object.assign(queueView, { state, after: '' }); refresh(); } })));
   const prefix = el('input', { id: 'filter-prefix', placeholder: 'tx id prefix', value: queueView.prefix });
-  const reason = el('input', { id: 'filter-reason', placeholder: 'reason contains', value: queueView.reason });
+  const reason = el('input', { id: 'filter-reason', placeholder: 'reason (exact)', value: queueView.reason });
   const filters = el('form', { class: 'filters', id: 'filters' }, prefix, reason,
     el('button', { type: 'submit', id: 'apply-filter', text: 'Filter' }));
   filters.addEventListener('submit', event => {
@@ -196,8 +200,12 @@ async function queuePage(queue) {
     el('h3', { text: 'Config' }), config);
 }
 
-const deadView = { after: '', prefix: '', reason: '', selected: new Set() };
+const deadView = { queue: '', after: '', prefix: '', reason: '', selected: new Set() };
 async function deadPage(queue) {
+  if (deadView.queue !== queue) {
+    Object.assign(deadView, { queue, after: '', prefix: '', reason: '' });
+    deadView.selected.clear();
+  }
   const base = '/queues/' + encodeURIComponent(queue) + '/dead';
   const params = new URLSearchParams({ limit: '50' });
   if (deadView.after) params.set('after', deadView.after);
@@ -206,7 +214,7 @@ async function deadPage(queue) {
   const list = await api(base + '?' + params);
   const filter = { prefix: deadView.prefix, reason: deadView.reason };
   const prefix = el('input', { id: 'filter-prefix', placeholder: 'tx id prefix', value: deadView.prefix });
-  const reason = el('input', { id: 'filter-reason', placeholder: 'last error contains', value: deadView.reason });
+  const reason = el('input', { id: 'filter-reason', placeholder: 'last error (exact)', value: deadView.reason });
   const filters = el('form', { class: 'filters' }, prefix, reason,
     el('button', { type: 'submit', id: 'apply-filter', text: 'Filter' }));
   filters.addEventListener('submit', event => {
@@ -256,14 +264,14 @@ async function deadPage(queue) {
     refresh();
   } });
   const table = el('table', { id: 'dead' }, el('thead', {}, el('tr', {}, el('th', {}, all),
-    ['tx id', 'attempt', 'deliveries', 'buried at', 'last error'].map(h => el('th', { text: h })))),
+    ['tx id', 'attempt', 'failed deliveries', 'buried at', 'last error'].map(h => el('th', { text: h })))),
   el('tbody', {}, list.items.map(item => el('tr', { dataset: { tx: item.tx_id } },
     el('td', {}, el('input', { type: 'checkbox', class: 'select', checked: deadView.selected.has(item.tx_id),
       'aria-label': 'select', onchange: event => {
         if (event.target.checked) deadView.selected.add(item.tx_id); else deadView.selected.delete(item.tx_id);
       } })),
     el('td', {}, txLink(item.tx_id)), el('td', { class: 'num', text: item.attempt }),
-    el('td', { class: 'num', text: item.deliveries }), el('td', { text: when(item.buried_at_ms) }),
+    el('td', { class: 'num', text: item.failed_deliveries }), el('td', { text: when(item.buried_at_ms) }),
     el('td', { text: item.last_error })))));
   const paging = el('div', { class: 'filters' },
     el('button', { type: 'button', id: 'first', text: 'First', disabled: !deadView.after,
@@ -280,7 +288,7 @@ async function txPage(id) {
   const [tx, history] = await Promise.all([api(path + '?payload=' + txView.encoding), api(path + '/history')]);
   const summary = el('dl', { class: 'kv', id: 'tx-summary' }, [
     ['tx id', tx.tx_id], ['queue', tx.queue], ['state', tx.state], ['attempt', tx.attempt],
-    ['next attempt', tx.next_attempt], ['max attempts', tx.max_attempts], ['deliveries', tx.deliveries],
+    ['next attempt', tx.next_attempt], ['max attempts', tx.max_attempts], ['failed deliveries', tx.failed_deliveries],
     ['reason', tx.reason || '-'], ['created', when(tx.created_at_ms)], ['updated', when(tx.updated_at_ms)],
     ['dead letter', tx.dead_lettered ? 'yes' : 'no'],
   ].map(([k, v]) => [el('dt', { text: k }), el('dd', { dataset: { field: k }, text: v })]));
@@ -297,7 +305,9 @@ async function txPage(id) {
   countdownTimer = setInterval(tick, 1000);
   const timeline = el('ol', { class: 'timeline', id: 'timeline' }, history.events.map(e =>
     el('li', {}, el('div', { class: 'when', text: when(e.at_ms) }),
+      e.dropped ? el('div', { class: 'muted', text: `${e.dropped} older event${e.dropped === 1 ? '' : 's'} no longer kept` }) : null,
       el('div', { text: `${e.from} → ${e.to}  attempt ${e.attempt}/${e.next_attempt}  by ${e.cause}` }),
+      e.late_ms !== null ? el('div', { class: 'muted', text: `due ${when(e.due_at_ms)}, fired ${duration(e.late_ms)} late` }) : null,
       e.reason ? el('div', { class: 'muted', text: 'reason: ' + e.reason }) : null)));
   const plan = el('table', { id: 'plan' }, el('thead', {}, el('tr', {},
     ['attempt', 'after CANCELLED of', 'wait (min)', 'wait (nominal)', 'wait (max)'].map(h => el('th', { text: h })))),
@@ -343,12 +353,13 @@ async function inflightPage() {
     }
   }
   const flying = el('table', { id: 'inflight' }, el('thead', {}, el('tr', {},
-    ['tx id', 'queue', 'attempt', 'in flight since', 'for'].map(h => el('th', { text: h })))),
+    ['tx id', 'queue', 'attempt', 'in flight since', 'for', 'answer due in'].map(h => el('th', { text: h })))),
   el('tbody', {}, inflight.map(t => t.tx_id === null
-    ? el('tr', {}, el('td', { class: 'muted', text: '-' }), el('td', { text: t.queue }), el('td', { colspan: 3, class: 'muted', text: t.note }))
+    ? el('tr', {}, el('td', { class: 'muted', text: '-' }), el('td', { text: t.queue }), el('td', { colspan: 4, class: 'muted', text: t.note }))
     : el('tr', { dataset: { tx: t.tx_id } }, el('td', {}, txLink(t.tx_id)), el('td', { text: t.queue }),
       el('td', { class: 'num', text: t.attempt }), el('td', { text: when(t.updated_at_ms) }),
-      el('td', { text: duration(leases.now_ms - t.updated_at_ms) })))));
+      el('td', { text: duration(leases.now_ms - t.updated_at_ms) }),
+      el('td', { text: t.due.kind === 'response_timeout' ? duration(t.due.at_ms - leases.now_ms) : '-' })))));
   page().replaceChildren(el('h2', { text: 'In flight' }), el('h3', { text: 'Leased to dispatchers' }),
     leases.items.length ? table : el('p', { class: 'muted', text: 'Nothing is leased.' }),
     el('h3', { text: 'IN_FLIGHT (sent, awaiting an answer)' }),
