@@ -41,7 +41,8 @@ inline constexpr std::chrono::seconds kRequestDeadline{10};
 // response depends on, writes the response and closes. Held by the
 // HttpServer while open and by its pending asynchronous operations; io
 // thread only. Any socket error just closes it.
-class HttpConnection : public std::enable_shared_from_this<HttpConnection>, public CommitWaiter {
+class HttpConnection final : public std::enable_shared_from_this<HttpConnection>,
+                             public CommitWaiter {
  public:
   HttpConnection(ConnectionHost& host, asio::ip::tcp::socket socket);
   void start();
