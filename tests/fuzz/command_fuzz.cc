@@ -187,6 +187,11 @@ class FuzzHost final : public net::SessionHost {
   const Figures& figures() const override { return *figures_; }
   const std::optional<std::string>& auth_token() const override { return auth_token_; }
   bool shutting_down() const override { return false; }
+  // No backup directory: BACKUP answers NOT_CONFIGURED before it asks.
+  bool backups_enabled() const override { return false; }
+  std::optional<std::string> start_backup(const std::shared_ptr<net::Session>&) override {
+    std::abort();  // unreachable while backups_enabled() is false
+  }
   void begin_command() override { staged_->reset_observed(); }
   uint64_t observed_seq() const override { return staged_->observed_seq(); }
   uint64_t committed_seq() const override { return staged_->committed_seq(); }
