@@ -4,6 +4,7 @@
 // directly; the connection answers once the change is durable (HttpConnection).
 #include <nlohmann/json.hpp>
 
+#include "engine/outcome_name.h"
 #include "net/core/core.h"
 #include "net/http/api.h"
 #include "net/wire/tokens.h"
@@ -15,28 +16,8 @@ namespace {
   auto var = (expr);                \
   if (!var.is_ok()) return error_response(400, var.status().message())
 
-const char* outcome_word(engine::Outcome outcome) {
-  switch (outcome) {
-    case engine::Outcome::kCreated:
-      return "CREATED";
-    case engine::Outcome::kExists:
-      return "EXISTS";
-    case engine::Outcome::kOk:
-      return "OK";
-    case engine::Outcome::kBuried:
-      return "BURIED";
-    case engine::Outcome::kStale:
-      return "STALE";
-    case engine::Outcome::kConflict:
-      return "CONFLICT";
-    case engine::Outcome::kNotFound:
-      return "NOT_FOUND";
-  }
-  return "?";
-}
-
 Json reply_json(const engine::TxReply& reply) {
-  Json out{{"tx_id", reply.summary.tx_id}, {"outcome", outcome_word(reply.outcome)}};
+  Json out{{"tx_id", reply.summary.tx_id}, {"outcome", engine::outcome_name(reply.outcome)}};
   if (reply.outcome == engine::Outcome::kNotFound) return out;
   out["state"] = storage::to_string(reply.summary.state);
   out["attempt"] = reply.summary.attempt;

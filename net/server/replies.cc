@@ -1,30 +1,11 @@
 #include "net/server/replies.h"
 
+#include "engine/outcome_name.h"
 #include "net/core/config_args.h"
 #include "net/wire/tokens.h"
 
 namespace tarde::net {
 namespace {
-
-const char* outcome_word(engine::Outcome outcome) {
-  switch (outcome) {
-    case engine::Outcome::kCreated:
-      return "CREATED";
-    case engine::Outcome::kExists:
-      return "EXISTS";
-    case engine::Outcome::kOk:
-      return "OK";
-    case engine::Outcome::kBuried:
-      return "BURIED";
-    case engine::Outcome::kStale:
-      return "STALE";
-    case engine::Outcome::kConflict:
-      return "CONFLICT";
-    case engine::Outcome::kNotFound:
-      return "NOT_FOUND";
-  }
-  return "?";
-}
 
 std::string reason_or_dash(const std::string& reason) { return reason.empty() ? "-" : reason; }
 
@@ -41,7 +22,7 @@ std::string error_reply(ErrorCode code, std::string_view message) {
 }
 
 std::string tx_reply(const engine::TxReply& reply) {
-  std::string out = outcome_word(reply.outcome);
+  std::string out = engine::outcome_name(reply.outcome);
   out += ' ';
   out += reply.summary.tx_id;
   if (reply.outcome != engine::Outcome::kNotFound) {
