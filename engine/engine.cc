@@ -510,6 +510,7 @@ Engine::QueueFigures Engine::queue_figures(std::string_view queue_name) {
   figures.oldest_ready_at_ms = oldest ? oldest->first : 0;
   figures.breaker = queue.breaker.state(clock_.now_wall_ms());
   figures.paused = queue.config.paused;
+  figures.counting = counting_;
   report_breaker(std::string(queue_name), queue);
   return figures;
 }

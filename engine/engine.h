@@ -361,6 +361,9 @@ class Engine {
     int64_t oldest_ready_at_ms = 0;
     Breaker::State breaker = Breaker::State::kClosed;
     bool paused = false;
+    // The background count of the start is still running: in_flight,
+    // scheduled and dead hold only what changed since the start.
+    bool counting = false;
   };
   QueueFigures queue_figures(std::string_view queue);
   // A request leased to a dispatcher, as the HTTP API lists it.

@@ -209,7 +209,8 @@ Json queue_json(const std::string& name, const engine::Engine::QueueFigures& q, 
               {"handed_out", q.handed_out},
               {"handout_rate", handout_rate},
               {"breaker", breaker_name(q.breaker)},
-              {"paused", q.paused}};
+              {"paused", q.paused},
+              {"counting", q.counting}};
 }
 
 Json config_json(const std::string& name, const storage::QueueConfig& config) {

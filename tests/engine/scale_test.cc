@@ -134,6 +134,7 @@ TEST_CASE(
   engine::RecoveryReport report;
   REQUIRE(p.engine->start_recovery(&report).is_ok());
   CHECK(p.engine->stats().counting);
+  CHECK(p.engine->queue_figures("q").counting);
   engine::Sweep sweep;  // what the background sweep sees: the store at start
   REQUIRE(engine::sweep_invariants(*p.store, &sweep).is_ok());
   CHECK(p.reserve() == "a");  // serving before the counts are in
@@ -145,6 +146,7 @@ TEST_CASE(
   CHECK(repairs.empty());
   const engine::EngineStats stats = p.engine->stats();
   CHECK_FALSE(stats.counting);
+  CHECK_FALSE(p.engine->queue_figures("q").counting);
   CHECK(stats.transactions == 4);
   CHECK(stats.by_state[static_cast<size_t>(TxState::kSending)] == 2);
   CHECK(stats.by_state[static_cast<size_t>(TxState::kScheduled)] == 1);

@@ -185,6 +185,10 @@ class ApiTest(unittest.TestCase):
         self.assertEqual(q["handed_out"], 2)
         self.assertEqual(q["breaker"], "closed")
         self.assertFalse(q["paused"])
+        deadline = time.monotonic() + 30
+        while c.stats()["counting"] != 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertFalse(self.server.get_json("/api/v1/queues/summ")["counting"])
         self.assertGreaterEqual(q["oldest_ready_age_ms"], 0)
         c.respond(leased.tx_id, leased.attempt, "CANCELLED", reason="busy")
         one = self.server.get_json("/api/v1/queues/summ")

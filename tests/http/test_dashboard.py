@@ -128,6 +128,10 @@ class DashboardTest(unittest.TestCase):
         if same:
             b.find_element(By.ID, "refresh").click()
         self.wait.until(expected_conditions.presence_of_element_located((By.ID, ready_id)))
+        # a part left out or a list not flattened must not show as text
+        text = b.find_element(By.ID, "page").text
+        for leak in ["null", "undefined", "[object", "NaN"]:
+            self.assertNotIn(leak, text, hash_)
 
     def shot(self, name: str) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -139,6 +143,9 @@ class DashboardTest(unittest.TestCase):
         shown = {dd.get_attribute("data-stat"): dd.text
                  for dd in self.browser.find_elements(By.CSS_SELECTOR, "#stats dd")}
         self.assertGreater(len(shown), 5)
+        # the store was counted long before: no note that counts are partial
+        self.assertEqual(stats["counting"], 0)
+        self.assertFalse(self.browser.find_element(By.ID, "counting").is_displayed())
         for name, text in shown.items():
             self.assertEqual(text, str(stats[name]), name)
         rows = {row.get_attribute("data-queue"): row
@@ -181,6 +188,7 @@ class DashboardTest(unittest.TestCase):
         events = self.browser.find_elements(By.CSS_SELECTOR, "#timeline li")
         self.assertGreaterEqual(len(events), 3)
         self.assertIn("ENQUEUE", events[0].text)
+        self.assertIn("attempt 0, next 1", events[0].text)
         self.assertTrue(self.browser.find_element(By.ID, "countdown").text)
         payload = self.browser.find_element(By.ID, "payload")
         self.assertIsNone(payload.get_attribute("open"))  # collapsed
@@ -194,6 +202,10 @@ class DashboardTest(unittest.TestCase):
                 for b in self.browser.find_elements(By.CSS_SELECTOR, ".tabs button")]
         self.assertEqual(tabs, ["ready", "leased", "in_flight", "scheduled", "succeeded",
                                 "failed", "dead"])
+        # the config is shown as name/value pairs, as CONFIG prints them
+        names = [dt.text for dt in self.browser.find_elements(By.CSS_SELECTOR, "#config dt")]
+        values = [dd.text for dd in self.browser.find_elements(By.CSS_SELECTOR, "#config dd")]
+        self.assertEqual(dict(zip(names, values)), self.client.config("billing"))
         self.browser.find_element(By.CSS_SELECTOR, '.tabs button[data-state="succeeded"]').click()
         self.wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#list tbody tr"))
         self.go("#/queue/orders", "config")
@@ -206,6 +218,10 @@ class DashboardTest(unittest.TestCase):
         self.go("#/queue/billing", "config")
         self.browser.find_element(By.CSS_SELECTOR, '.tabs button[data-state="leased"]').click()
         self.wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#list tbody tr"))
+        leased = self.browser.find_element(By.CSS_SELECTOR, "#list tbody tr")
+        attempt = leased.find_elements(By.TAG_NAME, "td")[2].text
+        self.assertEqual(attempt, str(self.client.get(leased.get_attribute("data-tx")).next_attempt))
+        self.assertNotEqual(attempt, "0")
         self.shot("queue.png")
         self.go("#/inflight", "leases")
         rows = self.browser.find_elements(By.CSS_SELECTOR, "#leases tbody tr")

@@ -125,6 +125,15 @@ TEST_SUITE("crash") {
     CHECK(c.seconds < duration_s + kTailSecondsMax);
   }
 
+  TEST_CASE("--dump-check-every N checks the store after every Nth death and at the end") {
+    const Campaign c =
+        run_campaign("--seed 31 --kills 10 --duration 60 --crash-points none --dump-check-every 5");
+    INFO(c.out);
+    CHECK(c.status == 0);
+    CHECK(c.kills == 10);
+    CHECK(c.out.find("(+ 3 tarde-dump checks)") != std::string::npos);  // deaths 5 and 10, the end
+  }
+
   TEST_CASE("usage errors exit 2 and say what is wrong") {
     const Campaign nowhere = run_campaign("--crash-points nowhere");
     CHECK(nowhere.status == 2);
@@ -157,11 +166,26 @@ TEST_SUITE("crash") {
   TEST_CASE("--help lists every flag with its default") {
     const Campaign help = run_campaign("--help");
     CHECK(help.status == 0);
-    for (const char* text :
-         {"usage: tarde-crash [options]", "--seed N", "--duration SECONDS", "(default 60)",
-          "--kills N", "--clients N", "(default 4)", "--transactions N", "(default 400)",
-          "--crash-points LIST", "(default all)", "--data DIR", "--keep", "--server PATH",
-          "--dump PATH", "--verbose", "--embedded", "exit status:"}) {
+    for (const char* text : {"usage: tarde-crash [options]",
+                             "--seed N",
+                             "--duration SECONDS",
+                             "(default 60)",
+                             "--kills N",
+                             "--clients N",
+                             "(default 4)",
+                             "--transactions N",
+                             "(default 400)",
+                             "--crash-points LIST",
+                             "(default all)",
+                             "--dump-check-every N",
+                             "(default 1)",
+                             "--data DIR",
+                             "--keep",
+                             "--server PATH",
+                             "--dump PATH",
+                             "--verbose",
+                             "--embedded",
+                             "exit status:"}) {
       CHECK_MESSAGE(help.out.find(text) != std::string::npos, text);
     }
   }

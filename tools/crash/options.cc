@@ -73,6 +73,10 @@ void define_flags(CLI::App& app, CampaignOptions* o) {
                   "wheel.after_page",
                   &o->bursts_max, 0, 100'000)
       ->default_str(std::to_string(defaults.bursts_max));
+  add_number_flag(app, "--dump-check-every",
+                  "run tarde-dump check on the store after every Nth death (always at the end)",
+                  &o->dump_check_every, 1, 1'000'000)
+      ->default_str(std::to_string(defaults.dump_check_every));
   add_parsed_flag(app, "--crash-points",
                   "all, none, or NAME,NAME,... armed at random restarts:\n" + point_list(),
                   &o->crash_points, parse_points)

@@ -26,6 +26,10 @@ struct CampaignOptions {
   // At most this many bursts of delayed ENQUEUEs (one before each start armed
   // at wheel.after_page, which needs a full page of due entries on disk).
   uint64_t bursts_max = 200;
+  // `tarde-dump check` runs after every Nth death (and always at the end). It
+  // reads the whole store, so on a long campaign whose store keeps growing,
+  // checking after every death makes the run's time grow with its square.
+  uint64_t dump_check_every = 1;
   // Crash points the restarts may arm; empty means random SIGKILLs only.
   std::vector<std::string> crash_points;
   std::string data_dir;  // empty: a fresh temp dir

@@ -26,7 +26,7 @@ function el(tag, attrs, ...children) {
     else if (key === 'dataset') Object.assign(node.dataset, value);
     else node.setAttribute(key, value === true ? '' : String(value));
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -38,6 +38,10 @@ function svg(tag, attrs) {
   return node;
 }
 const page = () => document.getElementById('page');
+// Puts a page's parts in place; parts left out (null) are skipped, as el() does.
+function showPage(...parts) {
+  page().replaceChildren(...parts.flat(Infinity).filter(part => part !== null && part !== undefined));
+}
 function showError(message) {
   const box = document.getElementById('error');
   box.textContent = message || '';
@@ -144,9 +148,22 @@ async function overviewPage() {
     chart('Answers per second', s, answers.map(a => ({ name: a, value: p => p.answers[a] }))),
     chart('Retries fired per second', s, [{ name: 'retries fired', value: p => p.retries_fired }]),
     chart('Retry lateness p99 (ms)', s, [{ name: 'p99', value: p => p.lateness_p99_ms }]));
-  page().replaceChildren(el('h2', { text: 'Overview' }), tiles, el('h3', { text: 'Queues' }),
+  showPage(el('h2', { text: 'Overview' }), tiles, el('h3', { text: 'Queues' }),
+    countingNote(queues.queues.some(q => q.counting)),
     queues.queues.length ? table : el('p', { class: 'muted', text: 'No queues yet.' }),
     el('h3', { text: 'Last 15 minutes' }), charts);
+}
+
+// Shown while the store is counted after a start: some counts are partial.
+function countingNote(counting) {
+  return el('p', { class: 'muted', id: 'counting', hidden: !counting, text: 'Counting the store after the start: ' +
+    'in flight, scheduled and dead show only what changed since then until the count is done.' });
+}
+
+// The attempt a listed transaction is at: the one sent while IN_FLIGHT, else
+// the one it is waiting to make (a SENDING request's first is 1, not 0).
+function attemptOf(item) {
+  return item.state === 'IN_FLIGHT' || !item.next_attempt ? item.attempt : item.next_attempt;
 }
 
 // A state tab of one queue, paged with a cursor.
@@ -181,7 +198,7 @@ async function queuePage(queue) {
   const rows = list ? list.items.map(item => el('tr', { dataset: { tx: item.tx_id } },
     el('td', {}, txLink(item.tx_id)),
     el('td', { text: item.state || queueView.state }),
-    el('td', { class: 'num', text: item.attempt ?? item.next_attempt ?? '' }),
+    el('td', { class: 'num', text: attemptOf(item) }),
     el('td', { text: item.last_error ?? item.reason ?? '' }),
     el('td', { text: when(item.buried_at_ms || item.leased_at_ms || item.updated_at_ms || item.next_fire_at_ms) }))) : [];
   const table = el('table', { id: 'list' }, el('thead', {}, el('tr', {},
@@ -193,10 +210,10 @@ async function queuePage(queue) {
       onclick: () => { queueView.after = list.next; refresh(); } }));
   const config = el('dl', { class: 'kv', id: 'config' }, Object.entries(q.config.settings).map(
     ([k, v]) => [el('dt', { text: k }), el('dd', { text: v })]));
-  page().replaceChildren(
+  showPage(
     el('h2', {}, 'Queue ', el('span', { id: 'queue-name', text: queue }), ' ', q.paused ? el('span', { class: 'muted', text: '(paused)' }) : null),
     el('div', { class: 'filters' }, pause, link('#/dead/' + encodeURIComponent(queue), 'dead letters')),
-    tabs, filters, listError ? el('p', { class: 'error', text: listError }) : table, paging,
+    countingNote(q.counting), tabs, filters, listError ? el('p', { class: 'error', text: listError }) : table, paging,
     el('h3', { text: 'Config' }), config);
 }
 
@@ -278,7 +295,7 @@ async function deadPage(queue) {
       onclick: () => { deadView.after = ''; refresh(); } }),
     el('button', { type: 'button', id: 'next', text: 'Next', disabled: !list.next,
       onclick: () => { deadView.after = list.next; refresh(); } }));
-  page().replaceChildren(el('h2', {}, 'Dead letters of ', link('#/queue/' + encodeURIComponent(queue), queue)),
+  showPage(el('h2', {}, 'Dead letters of ', link('#/queue/' + encodeURIComponent(queue), queue)),
     filters, buttons, table, paging);
 }
 
@@ -306,7 +323,7 @@ async function txPage(id) {
   const timeline = el('ol', { class: 'timeline', id: 'timeline' }, history.events.map(e =>
     el('li', {}, el('div', { class: 'when', text: when(e.at_ms) }),
       e.dropped ? el('div', { class: 'muted', text: `${e.dropped} older event${e.dropped === 1 ? '' : 's'} no longer kept` }) : null,
-      el('div', { text: `${e.from} → ${e.to}  attempt ${e.attempt}/${e.next_attempt}  by ${e.cause}` }),
+      el('div', { text: `${e.from} → ${e.to}  attempt ${e.attempt}${e.next_attempt ? ', next ' + e.next_attempt : ''}  by ${e.cause}` }),
       e.late_ms !== null ? el('div', { class: 'muted', text: `due ${when(e.due_at_ms)}, fired ${duration(e.late_ms)} late` }) : null,
       e.reason ? el('div', { class: 'muted', text: 'reason: ' + e.reason }) : null)));
   const plan = el('table', { id: 'plan' }, el('thead', {}, el('tr', {},
@@ -325,7 +342,7 @@ async function txPage(id) {
         act(path + '/resolve', { state: 'FAILED', reason: 'resolved-from-dashboard' }) }) : null);
   const failures = tx.failures.length ? el('ul', {}, tx.failures.map(f =>
     el('li', { text: when(f.at_ms) + ' ' + f.reason }))) : el('p', { class: 'muted', text: 'none' });
-  page().replaceChildren(el('h2', {}, 'Transaction ', el('span', { text: tx.tx_id })), summary, countdown, actions,
+  showPage(el('h2', {}, 'Transaction ', el('span', { text: tx.tx_id })), summary, countdown, actions,
     tx.lease ? el('p', { text: `leased for ${duration(tx.lease.held_ms)}, expires ${when(tx.lease.expires_at_ms)}` }) : null,
     el('h3', { text: 'History' }), timeline, el('h3', { text: 'Backoff plan of the remaining attempts' }),
     tx.plan.length ? plan : el('p', { class: 'muted', text: 'no attempts left' }),
@@ -360,7 +377,7 @@ async function inflightPage() {
       el('td', { class: 'num', text: t.attempt }), el('td', { text: when(t.updated_at_ms) }),
       el('td', { text: duration(leases.now_ms - t.updated_at_ms) }),
       el('td', { text: t.due.kind === 'response_timeout' ? duration(t.due.at_ms - leases.now_ms) : '-' })))));
-  page().replaceChildren(el('h2', { text: 'In flight' }), el('h3', { text: 'Leased to dispatchers' }),
+  showPage(el('h2', { text: 'In flight' }), el('h3', { text: 'Leased to dispatchers' }),
     leases.items.length ? table : el('p', { class: 'muted', text: 'Nothing is leased.' }),
     el('h3', { text: 'IN_FLIGHT (sent, awaiting an answer)' }),
     inflight.length ? flying : el('p', { class: 'muted', text: 'Nothing is in flight.' }));
