@@ -65,7 +65,7 @@ class DashboardTest(unittest.TestCase):
         """Queues in every state, answers of each kind, fired retries, and a few
         seconds of steady traffic so that the charts have something to show."""
         c = cls.client
-        c.config("billing", response_timeout="10m")
+        c.config("billing", response_timeout="10m", lease="10m")  # held for the whole run
         for i in range(6):
             c.enqueue("billing", f"inv-{i:03d}", f'{{"invoice": {i}}}', base="1ms", jitter=0)
         for answer in ["SUCCESS", "CANCELLED", "TRANSIENT"]:
@@ -299,6 +299,33 @@ class DashboardTest(unittest.TestCase):
         request = self.client.reserve("paused-q")
         self.assertIsNotNone(request)
         self.assertEqual(request.tx_id, "p-1")
+
+    def test_polling_follows_the_interval_and_pauses_while_the_tab_is_hidden(self) -> None:
+        b = self.browser
+        self.go("#/", "stats")
+        # The page's API calls, counted by the browser's resource timing.
+        calls = lambda: b.execute_script(
+            "return performance.getEntriesByType('resource')"
+            ".filter(e => e.name.includes('/api/v1/stats')).length")
+        # The tab's visibility, as the browser would report it on a switch.
+        set_hidden = lambda hidden: b.execute_script(
+            "Object.defineProperty(document, 'hidden', {value: arguments[0], configurable: true});"
+            "document.dispatchEvent(new Event('visibilitychange'))", hidden)
+        b.execute_script("performance.setResourceTimingBufferSize(10000); performance.clearResourceTimings()")
+        try:
+            Select(b.find_element(By.ID, "poll")).select_by_value("2")
+            time.sleep(6.5)
+            self.assertGreaterEqual(calls(), 2)  # every 2 s; the clock is real, so 1 s is spare
+            set_hidden(True)
+            time.sleep(0.5)  # a refresh already under way may still land
+            hidden_calls = calls()
+            time.sleep(4.5)
+            self.assertEqual(calls(), hidden_calls)
+            set_hidden(False)  # shown again: one refresh at once, then polling again
+            WebDriverWait(b, 5).until(lambda _: calls() > hidden_calls)
+        finally:
+            Select(b.find_element(By.ID, "poll")).select_by_value("0")
+            b.execute_script("delete document.hidden")
 
 
 if __name__ == "__main__":
