@@ -42,6 +42,9 @@ enum class ErrorCode {
   kBusy,           // the one operation of its kind is already running (BACKUP)
   kBackupFailed,   // BACKUP was tried and failed; no new backup was recorded
 };
+// The last code above: what reads every code (a reply checker, a test) loops
+// up to it. A new code is added before this line and named here.
+inline constexpr ErrorCode kLastErrorCode = ErrorCode::kBackupFailed;
 
 // The code as it appears on the wire: "BAD_COMMAND", "LINE_TOO_LONG", ...
 const char* error_code_name(ErrorCode code);

@@ -350,7 +350,7 @@ Reply parse_reply(std::string_view text) {
   }
   if (word == "ERR") {
     FUZZ_CHECK(head.size() >= 3);
-    for (int code = 0; code <= static_cast<int>(net::ErrorCode::kShuttingDown); ++code) {
+    for (int code = 0; code <= static_cast<int>(net::kLastErrorCode); ++code) {
       const auto error = static_cast<net::ErrorCode>(code);
       if (head[1] == net::error_code_name(error)) return {next, net::closes_connection(error)};
     }

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,15 @@ TEST_CASE("error codes have their wire names") {
   CHECK(std::string(error_code_name(ErrorCode::kNotConfigured)) == "NOT_CONFIGURED");
   CHECK(std::string(error_code_name(ErrorCode::kBusy)) == "BUSY");
   CHECK(std::string(error_code_name(ErrorCode::kBackupFailed)) == "BACKUP_FAILED");
+}
+
+TEST_CASE("every code up to kLastErrorCode has its own wire name") {
+  std::set<std::string> names;
+  for (int code = 0; code <= static_cast<int>(kLastErrorCode); ++code) {
+    names.insert(error_code_name(static_cast<ErrorCode>(code)));
+  }
+  CHECK(names.size() == static_cast<size_t>(kLastErrorCode) + 1);
+  CHECK(names.count("BACKUP_FAILED") == 1);  // the newest code is reached
 }
 
 TEST_CASE("closes_connection follows the protocol's error table") {
