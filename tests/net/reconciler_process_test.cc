@@ -1,52 +1,23 @@
 // The periodic reconciler in the real server: a transaction left IN_FLIGHT
 // past its queue's stuck_after shows in /metrics, in STATS and in the log,
 // and stops counting once it moves.
-#include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <functional>
 #include <string>
 #include <thread>
 
+#include "tests/support/http_get.h"
 #include "tests/support/raw_client.h"
 #include "tests/support/server_process.h"
 
 using namespace tarde;
+using tarde::testing::body_of;
+using tarde::testing::free_port;
+using tarde::testing::http_get;
 
 namespace {
-
-uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  socklen_t len = sizeof addr;
-  REQUIRE(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-std::string metrics_body(uint16_t port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  const std::string request = "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  REQUIRE(write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size()));
-  std::string response;
-  char buffer[4096];
-  ssize_t n = 0;
-  while ((n = read(fd, buffer, sizeof buffer)) > 0) response.append(buffer, n);
-  close(fd);
-  return response.substr(response.find("\r\n\r\n") + 4);
-}
 
 std::string stats(testing::RawClient& c) {
   c.send("STATS\r\n");
@@ -77,7 +48,9 @@ TEST_CASE("a transaction left IN_FLIGHT past stuck_after shows in /metrics, STAT
   REQUIRE(c.command("CONFIG q stuck_after=300ms").rfind("CONFIG", 0) == 0);
   REQUIRE(c.enqueue("q A sent=1").rfind("CREATED", 0) == 0);
   const std::string stuck = "tarde_stuck_transactions{queue=\"q\",state=\"IN_FLIGHT\"} 1\n";
-  CHECK(eventually([&] { return metrics_body(metrics_port).find(stuck) != std::string::npos; }));
+  CHECK(eventually([&] {
+    return body_of(http_get(metrics_port, "/metrics")).find(stuck) != std::string::npos;
+  }));
   const std::string lines = stats(c);
   CHECK(lines.find("stuck.q.IN_FLIGHT 1\n") != std::string::npos);
   CHECK(lines.find("stuck 1\n") != std::string::npos);
@@ -89,7 +62,7 @@ TEST_CASE("a transaction left IN_FLIGHT past stuck_after shows in /metrics, STAT
   // It moves: no longer stuck.
   REQUIRE(c.command("RESPOND A 1 SUCCESS").rfind("OK", 0) == 0);
   CHECK(stats(c).find("stuck.q.IN_FLIGHT 0\n") != std::string::npos);
-  const std::string body = metrics_body(metrics_port);
+  const std::string body = body_of(http_get(metrics_port, "/metrics"));
   CHECK(body.find("tarde_stuck_transactions{queue=\"q\",state=\"IN_FLIGHT\"} 0\n") !=
         std::string::npos);
   CHECK(body.find("tarde_reconcile_passes_total ") != std::string::npos);
