@@ -61,13 +61,17 @@ class Campaign {
   bool setup_dirs();
   bool start_server(const std::optional<std::string>& crash_at);
   std::optional<std::string> choose_arm();
+  // The share of the run done: of --duration, or of --kills if further.
+  double run_share() const;
   bool finished() const;
   void live_one_life();
   void after_death(const Death& death);
   void progress();
   void summary(const CheckReport& report, double took_s);
   void note(const std::string& text) {
-    if (options_.verbose) std::printf("[%7.1fs] %s\n", seconds_since(started_), text.c_str());
+    if (!options_.verbose) return;
+    std::printf("[%7.1fs] %s\n", seconds_since(started_), text.c_str());
+    std::fflush(stdout);
   }
 
   const CampaignOptions& options_;
@@ -141,12 +145,24 @@ std::optional<std::string> Campaign::choose_arm() {
   const std::string point = options_.crash_points[rng_() % options_.crash_points.size()];
   // The burst that wheel.after_page needs is enqueued in a life that will
   // not die at a crash point of its own half-way through, at most
-  // --bursts times.
-  if (point == "wheel.after_page" && (bursts_ >= options_.bursts_max || armed_)) {
+  // --bursts times, spread over the run (each burst makes every later
+  // restart's background sweep longer).
+  const double bursts_due = static_cast<double>(options_.bursts_max) * run_share() + 1;
+  if (point == "wheel.after_page" &&
+      (bursts_ >= options_.bursts_max || static_cast<double>(bursts_) >= bursts_due || armed_)) {
     return std::nullopt;
   }
   const uint64_t count = 1 + rng_() % count_limit(point);
   return point + ":" + std::to_string(count);
+}
+
+double Campaign::run_share() const {
+  double done = seconds_since(started_) / static_cast<double>(options_.duration.count());
+  if (options_.kills_max > 0) {
+    done = std::max(
+        done, static_cast<double>(figures_.kills()) / static_cast<double>(options_.kills_max));
+  }
+  return done;
 }
 
 bool Campaign::finished() const {
@@ -206,6 +222,7 @@ void Campaign::after_death(const Death& death) {
         "the server " + death.describe() + " by itself; log tail:\n" + server_->log_tail(1500)});
   }
   deaths_ += 1;
+  workload_.set_kills(figures_.kills());
   if (deaths_ % options_.dump_check_every != 0) return;
   figures_.dump_checks += 1;
   for (const std::string& line : server_->dump_check()) {
@@ -241,13 +258,7 @@ int Campaign::run() {
     std::fprintf(stderr, "tarde-crash: CONFIG failed: %s\n", configured.to_string().c_str());
     return kExitNoServer;
   }
-  // Producers spread their transactions over the part of the run they expect
-  // (a life, restart and check take 1.1-1.3 s on a 2-core machine).
-  double expected_s = static_cast<double>(options_.duration.count());
-  if (options_.kills_max > 0) {
-    expected_s = std::min(expected_s, static_cast<double>(options_.kills_max) * 1.2);
-  }
-  workload_.start(milliseconds(static_cast<int64_t>(expected_s * 750)));
+  workload_.start();
   while (!finished()) live_one_life();
   if (armed_) {
     // The campaign ended during an armed life: the drain needs a server that

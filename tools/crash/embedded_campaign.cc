@@ -219,7 +219,7 @@ int run_embedded_campaign(const CampaignOptions& options) {
   {
     Workload drainers(options, recorder, endpoint);
     drainers.begin_drain();
-    drainers.start(milliseconds(1));
+    drainers.start();
     const bool drained = drain(port.value(), recorder, Clock::now() + kDrainLimit);
     drainers.stop();
     if (options.verbose) std::printf("%s\n", drained ? "drained" : "the drain ran out of time");

@@ -39,28 +39,50 @@ Result<std::set<std::string>> dead_lettered(client::Client& client) {
   return ids;
 }
 
-// GETs one transaction and records what the client saw; nullopt when the
-// connection failed, a TxInfo with an empty state for NOT_FOUND.
-std::optional<client::TxInfo> recorded_get(client::Client& client, Recorder& recorder,
-                                           const std::string& id) {
+// Sends `count` requests, `line_of(i)` the i-th, keeping at most
+// kPipelineDepth replies unread, and hands each reply in order to
+// `on_reply(i, sent_us, reply)`. False when the connection failed; the
+// replies read before that were handed on.
+template <typename LineOf, typename OnReply>
+bool pipelined(client::Client& client, size_t count, LineOf line_of, OnReply on_reply) {
+  std::vector<int64_t> sent_us(count);
+  size_t sent = 0;
+  for (size_t read = 0; read < count; ++read) {
+    for (; sent < count && sent - read < kPipelineDepth; ++sent) {
+      sent_us[sent] = wall_us();
+      if (!client.send_only(line_of(sent)).is_ok()) return false;
+    }
+    auto reply = client.read_reply();
+    if (!reply.is_ok()) return false;
+    on_reply(read, sent_us[read], reply.value());
+  }
+  return true;
+}
+
+// What a GET reply says: a TxInfo, one with an empty state for NOT_FOUND,
+// nullopt for anything else.
+std::optional<client::TxInfo> tx_info_of(const client::Reply& reply) {
+  if (reply.kind == client::ReplyKind::kNotFound) return client::TxInfo{};
+  if (reply.kind != client::ReplyKind::kTx) return std::nullopt;
+  auto info = client::parse_tx_info(reply.head);
+  if (!info.is_ok()) return std::nullopt;
+  return std::move(info).value();
+}
+
+// Records a GET the drain made and what it saw (not a NOT_FOUND).
+void record_get(Recorder& recorder, const std::string& id, int64_t sent_us,
+                const client::TxInfo& info) {
   Op op;
   op.kind = OpKind::kGet;
   op.tx_id = id;
   op.client = kDrainClient;
-  op.send_us = wall_us();
-  auto got = client.get(id);
+  op.send_us = sent_us;
   op.recv_us = wall_us();
-  if (!got.is_ok()) {
-    if (got.status().code() == Status::Code::kNotFound) return client::TxInfo{};
-    return std::nullopt;
-  }
-  const client::TxInfo& info = got.value();
   op.outcome = OpOutcome::kReplied;
   op.summary =
       client::Summary{client::ReplyKind::kOk, id, info.state, info.attempt, info.next_attempt,
                       info.next_fire_at_ms};
   recorder.op(op);
-  return info;
 }
 
 void respond_success(client::Client& client, Recorder& recorder, const std::string& id,
@@ -167,24 +189,31 @@ bool drain(uint16_t port, Recorder& recorder, std::chrono::steady_clock::time_po
     }
     auto dead = dead_lettered(*client);
     if (!dead.is_ok()) continue;
-    bool all = true;
+    std::vector<std::string> open;
     for (const std::string& id : recorder.tx_ids()) {
-      if (done.count(id) != 0) continue;
-      auto info = recorded_get(*client, recorder, id);
-      if (!info) {
-        all = false;
-        break;
-      }
-      const bool finished = info->state.empty() || settled(info->state) ||
-                            (info->state == "SENDING" && dead.value().count(id) != 0);
-      if (finished) {
-        if (!info->state.empty()) done.insert(id);  // NOT_FOUND may still be created
-        continue;
-      }
-      all = false;
-      if (info->state == "IN_FLIGHT") respond_success(*client, recorder, id, info->attempt);
+      if (done.count(id) == 0) open.push_back(id);
     }
-    if (all) return true;
+    std::vector<std::pair<std::string, uint32_t>> in_flight;
+    bool all = true;
+    const bool read = pipelined(
+        *client, open.size(), [&](size_t i) { return "GET " + open[i]; },
+        [&](size_t i, int64_t sent_us, const client::Reply& reply) {
+          const std::optional<client::TxInfo> info = tx_info_of(reply);
+          if (!info) {
+            all = false;
+            return;
+          }
+          if (info->state.empty()) return;  // NOT_FOUND: it may still be created
+          record_get(recorder, open[i], sent_us, *info);
+          if (settled(info->state) || (info->state == "SENDING" && dead.value().count(open[i]))) {
+            done.insert(open[i]);
+            return;
+          }
+          all = false;
+          if (info->state == "IN_FLIGHT") in_flight.emplace_back(open[i], info->attempt);
+        });
+    for (const auto& [id, attempt] : in_flight) respond_success(*client, recorder, id, attempt);
+    if (read && all) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
@@ -192,26 +221,36 @@ bool drain(uint16_t port, Recorder& recorder, std::chrono::steady_clock::time_po
 
 std::map<std::string, FinalTx> read_finals(uint16_t port, const std::vector<std::string>& ids) {
   std::map<std::string, FinalTx> finals;
+  for (const std::string& id : ids) finals[id];  // read stays false unless it is
   auto connected = connect(port);
   if (!connected.is_ok()) return finals;
   client::Client& client = *connected.value();
   auto dead = dead_lettered(client);
   if (!dead.is_ok()) return finals;
-  for (const std::string& id : ids) {
-    FinalTx& final = finals[id];
-    auto got = client.get(id);
-    if (!got.is_ok()) {
-      final.read = got.status().code() == Status::Code::kNotFound;
-      continue;
-    }
-    final.found = true;
-    final.info = got.value();
-    auto history = client.history(id);
-    if (!history.is_ok()) continue;
-    final.history = history.value();
-    final.dead_lettered = dead.value().count(id) != 0;
-    final.read = true;
-  }
+  // A GET and a HISTORY per transaction, pipelined: a long campaign has
+  // hundreds of thousands.
+  pipelined(
+      client, 2 * ids.size(),
+      [&](size_t i) { return (i % 2 == 0 ? "GET " : "HISTORY ") + ids[i / 2]; },
+      [&](size_t i, int64_t, const client::Reply& reply) {
+        const std::string& id = ids[i / 2];
+        FinalTx& final = finals[id];
+        if (i % 2 == 0) {
+          const std::optional<client::TxInfo> info = tx_info_of(reply);
+          final.read = info && info->state.empty();  // NOT_FOUND is read; the HISTORY too
+          if (!info || info->state.empty()) return;
+          final.found = true;
+          final.info = *info;
+          return;
+        }
+        if (!final.found) return;
+        auto history = client::client_detail::parse_list<client::TxEvent>(
+            reply, client::ReplyKind::kEvents, client::parse_event);
+        if (!history.is_ok()) return;
+        final.history = std::move(history).value();
+        final.dead_lettered = dead.value().count(id) != 0;
+        final.read = true;
+      });
   return finals;
 }
 

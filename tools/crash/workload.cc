@@ -9,9 +9,8 @@ Workload::Workload(const CampaignOptions& options, Recorder& recorder, Endpoint&
 
 Workload::~Workload() { stop(); }
 
-void Workload::start(std::chrono::milliseconds pace_over) {
+void Workload::start() {
   state_.started = std::chrono::steady_clock::now();
-  state_.pace_over = std::max(pace_over, std::chrono::milliseconds(1));
   for (uint32_t i = 0; i < state_.options.clients; ++i) {
     threads_.emplace_back([this, i] { Worker(state_, static_cast<int>(i)).run(); });
   }

@@ -31,8 +31,9 @@ class Workload {
   Workload(const Workload&) = delete;
   Workload& operator=(const Workload&) = delete;
 
-  // `pace_over`: producers spread --transactions over this much time.
-  void start(std::chrono::milliseconds pace_over);
+  void start();
+  // The campaign's deaths so far, which pace the producers under --kills.
+  void set_kills(uint64_t kills) { state_.kills = kills; }
   // Stops producing and late messages: dispatchers now answer SUCCESS.
   void begin_drain();
   void stop();

@@ -18,8 +18,13 @@ bool WorkloadState::take_creation() {
   if (draining.load()) return false;
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - started);
-  const double share =
-      std::min(1.0, static_cast<double>(elapsed.count()) / static_cast<double>(pace_over.count()));
+  const auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(options.duration);
+  double done = static_cast<double>(elapsed.count()) / static_cast<double>(duration.count());
+  if (options.kills_max > 0) {
+    done = std::max(done,
+                    static_cast<double>(kills.load() + 1) / static_cast<double>(options.kills_max));
+  }
+  const double share = std::min(1.0, done / kCreatedBy);
   const auto allowed = static_cast<uint64_t>(share * static_cast<double>(options.transactions)) + 1;
   uint64_t now = created.load();
   while (now < std::min(allowed, options.transactions)) {

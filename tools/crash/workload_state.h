@@ -19,6 +19,10 @@ namespace tarde::crash {
 inline constexpr const char* kQueue = "crash";
 const std::vector<std::pair<std::string, std::string>>& queue_settings();
 
+// Producers create every transaction within this share of the run, so that
+// the rest of it still retries, expires leases and dead-letters them.
+inline constexpr double kCreatedBy = 0.75;
+
 // Where the clients connect. The campaign sets the port after each restart
 // and clears it while the server is down. Thread-safe.
 struct Endpoint {
@@ -34,6 +38,9 @@ struct WorkloadState {
       : options(options), recorder(recorder), endpoint(endpoint) {}
 
   // True when a producer may create one more transaction now (and counts it).
+  // Creation keeps pace with the share of the run done: of --duration, or
+  // of --kills when the kills come first (one kill ahead), whatever a life
+  // takes.
   bool take_creation();
 
   const CampaignOptions& options;
@@ -42,8 +49,8 @@ struct WorkloadState {
   std::atomic<bool> stopping{false};
   std::atomic<bool> draining{false};
   std::atomic<uint64_t> created{0};
+  std::atomic<uint64_t> kills{0};                 // the campaign's deaths so far, which it sets
   std::chrono::steady_clock::time_point started;  // set before the threads start
-  std::chrono::milliseconds pace_over{1};         // likewise
 };
 
 }  // namespace tarde::crash
