@@ -596,7 +596,10 @@ Status RocksKv::write(const KvBatch& batch) {
   }
   rocksdb::WriteOptions write_options;
   write_options.sync = options_.sync;
+  std::optional<WriteProfile::Measure> measure;
+  if (profile_) measure.emplace();
   rocksdb::Status status = db_->Write(write_options, &write_batch);
+  if (measure) measure->finish(*profile_, batch.ops().size(), write_batch.GetDataSize());
   if (!status.ok()) {
     writes_failing_ = true;
     return from_rocks(status, "write to " + dir_);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "storage/kv.h"
+#include "storage/write_profile.h"
 
 namespace rocksdb {
 class ColumnFamilyHandle;
@@ -70,6 +71,8 @@ class RocksKv final : public Kv {
     // line (Debian builds RocksDB with assertions on). Called from RocksDB's
     // threads.
     std::function<void(const std::string& line)> log_sink;
+    // Keep a WriteProfile of every write (write_profile()).
+    bool profile_writes = false;
   };
 
   // One column family found in a directory, and whether it holds any key.
@@ -144,9 +147,14 @@ class RocksKv final : public Kv {
   [[nodiscard]] Status close();
 
   const std::string& dir() const { return dir_; }
+  // Where the writes spent their time; null unless Options::profile_writes.
+  const WriteProfile* write_profile() const { return profile_.get(); }
 
  private:
-  RocksKv(std::string dir, Options options) : dir_(std::move(dir)), options_(std::move(options)) {}
+  RocksKv(std::string dir, Options options)
+      : dir_(std::move(dir)),
+        options_(std::move(options)),
+        profile_(options_.profile_writes ? std::make_unique<WriteProfile>() : nullptr) {}
 
   friend class RocksSnapshotKv;
 
@@ -164,6 +172,7 @@ class RocksKv final : public Kv {
 
   std::string dir_;
   Options options_;
+  std::unique_ptr<WriteProfile> profile_;
   // Shared by get, scan and write (RocksDB itself is thread-safe); held
   // exclusively only to close or reopen the database under them.
   mutable std::shared_mutex db_mutex_;

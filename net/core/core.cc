@@ -75,6 +75,7 @@ Status Core::open(const CoreOptions& options) {
   data_dir_ = options.data_dir;
   storage::RocksKv::Options kv_options;
   kv_options.sync = options.sync;
+  kv_options.profile_writes = options.profile_writes;
   // Muted until the store is open: a refused start logs its one line only.
   kv_options.log_sink = [this](const std::string& line) {
     if (store_open_) spdlog::warn(LogRecord("rocksdb").text("msg", line).line());
@@ -122,6 +123,9 @@ Status Core::open(const CoreOptions& options) {
        .stats_name = "sweep_scanned"},
       [this](FigureSamples& out) { out.total(static_cast<double>(sweep_->scanned())); });
   engine_->declare_figures(figures_);
+  if (const storage::WriteProfile* profile = durable_->write_profile()) {
+    profile->declare_figures(figures_);
+  }
   spdlog::info(LogRecord("recovered")
                    .text("data", options.data_dir)
                    .number("took_ms", report.took_ms)

@@ -1,6 +1,7 @@
 #include "net/server/command_line.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -39,6 +40,25 @@ A refused data directory is left exactly as it was; the one error line says what
 
 // Serve's flags, storing into *o; defaults shown are those of ServerOptions.
 // With config_file, also --config, stored there.
+// Adds `--name A|B`, one of two words: *out becomes whether the value is
+// `words[0]` when `first_is_true`, `words[1]` otherwise.
+CLI::Option* add_two_word_flag(CLI::App& app, const std::string& name,
+                               const std::string& description, bool* out,
+                               std::array<std::string, 2> words, bool first_is_true,
+                               bool default_value) {
+  const std::string yes = words[first_is_true ? 0 : 1];
+  const std::string no = words[first_is_true ? 1 : 0];
+  return add_value_flag(app, name, description,
+                        [=](const std::string& value) {
+                          auto word = parse_choice(name, value, {words[0], words[1]});
+                          if (!word.is_ok()) return word.status();
+                          *out = word.value() == yes;
+                          return Status::ok();
+                        })
+      ->type_name(words[0] + "|" + words[1])
+      ->default_str(default_value ? yes : no);
+}
+
 void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_file) {
   const ServerOptions defaults;
   app.name("tarde");
@@ -62,17 +82,10 @@ void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_fil
                  })
       ->type_name("DIR")
       ->default_str(defaults.data_dir);
-  add_value_flag(app, "--sync",
-                 "always: fsync every commit before replying;\n"
-                 "none: survive kill -9 but not a power loss",
-                 [o](const std::string& value) {
-                   auto word = parse_choice("--sync", value, {"always", "none"});
-                   if (!word.is_ok()) return word.status();
-                   o->sync = word.value() == "always";
-                   return Status::ok();
-                 })
-      ->type_name("always|none")
-      ->default_str(defaults.sync ? "always" : "none");
+  add_two_word_flag(app, "--sync",
+                    "always: fsync every commit before replying;\n"
+                    "none: survive kill -9 but not a power loss",
+                    &o->sync, {"always", "none"}, true, defaults.sync);
   add_number_flag(app, "--max-connections", "connections at once; the next gets ERR OVERLOADED",
                   &o->max_connections, 1, 1'000'000)
       ->default_str(std::to_string(defaults.max_connections));
@@ -154,15 +167,8 @@ void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_fil
                   })
       ->type_name("L")
       ->default_str(defaults.log_level);
-  add_value_flag(app, "--log-format", "log lines for people, or one JSON object per line",
-                 [o](const std::string& value) {
-                   auto word = parse_choice("--log-format", value, {"text", "json"});
-                   if (!word.is_ok()) return word.status();
-                   o->log_json = word.value() == "json";
-                   return Status::ok();
-                 })
-      ->type_name("text|json")
-      ->default_str(defaults.log_json ? "json" : "text");
+  add_two_word_flag(app, "--log-format", "log lines for people, or one JSON object per line",
+                    &o->log_json, {"text", "json"}, false, defaults.log_json);
   add_text_flag(app, "--backup-dir",
                 "where BACKUP makes its backups (created if missing; RocksDB's\n"
                 "BackupEngine layout; tarde-dump backups lists them; default:\n"
@@ -175,6 +181,11 @@ void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_fil
                   &o->backup_rate_limit_bytes_per_s, 0, 1ULL << 40)
       ->type_name("BYTES")
       ->default_str(std::to_string(defaults.backup_rate_limit_bytes_per_s));
+  add_two_word_flag(app, "--profile-writes",
+                    "time each commit's RocksDB write by its parts (WAL, fsync,\n"
+                    "memtable, waits) into STATS and /metrics (write_profile.*);\n"
+                    "a diagnostic: it costs a few clock reads per commit",
+                    &o->profile_writes, {"on", "off"}, true, defaults.profile_writes);
   if (config_file != nullptr) {
     add_text_flag(app, "--config",
                   "read the flags above from F first (`name = value` lines);\n"

@@ -107,7 +107,8 @@ Status Server::open() {
                   .retry_lead_ms = options_.retry_lead_ms,
                   .backup_dir = options_.backup_dir,
                   .backup_rate_limit_bytes_per_s = options_.backup_rate_limit_bytes_per_s,
-                  .reconcile_every_ms = options_.reconcile_every_ms}));
+                  .reconcile_every_ms = options_.reconcile_every_ms,
+                  .profile_writes = options_.profile_writes}));
 
   asio::error_code ec;
   const auto address = asio::ip::make_address(options_.listen_host, ec);

@@ -358,3 +358,21 @@ TEST_CASE("--backup-dir and --backup-rate-limit: defaults, values, refusals, hel
   CHECK(contains(help, "  --backup-rate-limit BYTES   bytes per second a backup may copy"));
   CHECK(contains(help, "0 = unlimited (default 0)"));
 }
+
+TEST_CASE("--profile-writes: off by default, on or off, anything else refused") {
+  auto defaults = serve_flags({});
+  REQUIRE(defaults.is_ok());
+  CHECK_FALSE(defaults.value().profile_writes);
+  auto on = serve_flags({"--profile-writes", "on"});
+  REQUIRE(on.is_ok());
+  CHECK(on.value().profile_writes);
+  auto off = serve_flags({"--profile-writes", "off"});
+  REQUIRE(off.is_ok());
+  CHECK_FALSE(off.value().profile_writes);
+  for (const char* refused : {"yes", "1", "ON", ""}) {
+    CAPTURE(refused);
+    auto parsed = serve_flags({"--profile-writes", refused});
+    REQUIRE_FALSE(parsed.is_ok());
+    CHECK(contains(parsed.status().message(), "--profile-writes"));
+  }
+}

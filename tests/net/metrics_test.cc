@@ -276,3 +276,45 @@ TEST_CASE("the text log keeps a hostile token inside its field, one record per l
   }
   CHECK(alerts == 1);
 }
+
+TEST_CASE(
+    "--profile-writes on: STATS and /metrics show where the commits' writes spent their time") {
+  const uint16_t metrics_port = free_port();
+  testing::ServerProcess server(
+      {"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port), "--profile-writes", "on"});
+  testing::RawClient c(server.port());
+  REQUIRE(c.enqueue("q A").rfind("CREATED", 0) == 0);
+  REQUIRE(c.enqueue("q B").rfind("CREATED", 0) == 0);
+  const std::string body = http_get(metrics_port, "/metrics");
+  const std::set<std::string> metrics = parse_exposition(body.substr(body.find("\r\n\r\n") + 4));
+  for (const char* name :
+       {"tarde_write_profile_writes_total", "tarde_write_profile_keys_total",
+        "tarde_write_profile_bytes_total", "tarde_write_profile_seconds_total"}) {
+    CAPTURE(name);
+    CHECK(metrics.count(name) == 1);
+  }
+  CHECK(body.find("tarde_write_profile_seconds_total{part=\"fsync\"} ") != std::string::npos);
+  c.send("STATS\r\n");
+  const std::string head = c.read_line();
+  std::map<std::string, uint64_t> stats;
+  for (int i = 0, n = std::stoi(head.substr(6)); i < n; ++i) {
+    const std::string line = c.read_line();
+    const size_t space = line.find(' ');
+    if (line.rfind("write_profile.", 0) == 0)
+      stats[line.substr(0, space)] = std::stoull(line.substr(space + 1));
+  }
+  CHECK(stats["write_profile.writes"] >= 2);  // the two ENQUEUEs' commits, at least
+  CHECK(stats["write_profile.keys"] >= 2);
+  CHECK(stats["write_profile.fsync_us"] > 0);
+  CHECK(stats["write_profile.wall_us"] >= stats["write_profile.wal_us"]);
+  for (const char* part : {"cpu", "wal_write", "memtable", "wait", "pre_post"}) {
+    CAPTURE(part);
+    CHECK(stats.count("write_profile." + std::string(part) + "_us") == 1);
+  }
+}
+
+TEST_CASE("without --profile-writes there are no write_profile figures") {
+  const uint16_t metrics_port = free_port();
+  testing::ServerProcess server({"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port)});
+  CHECK(http_get(metrics_port, "/metrics").find("write_profile") == std::string::npos);
+}

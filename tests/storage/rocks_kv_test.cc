@@ -83,6 +83,33 @@ TEST_CASE("rocks_kv: a dir locked by another process fails clearly") {
   CHECK(RocksKv::open(dir.path(), fast()).is_ok());
 }
 
+TEST_CASE("rocks_kv: profile_writes sums each write's parts; off, there is no profile") {
+  TempDir dir;
+  CHECK(open_or_fail(dir.sub("plain"), fast())->write_profile() == nullptr);
+  RocksKv::Options options;  // sync: the fsync is timed too
+  options.profile_writes = true;
+  std::unique_ptr<RocksKv> kv = open_or_fail(dir.sub("profiled"), options);
+  REQUIRE(kv->write_profile() != nullptr);
+  for (int i = 0; i < 3; ++i) {
+    KvBatch batch;
+    batch.put(Cf::kReady, "a" + std::to_string(i), "value");
+    batch.put(Cf::kReady, "b" + std::to_string(i), "value");
+    REQUIRE(kv->write(batch).is_ok());
+  }
+  const WriteProfile::Totals t = kv->write_profile()->totals();
+  CHECK(t.writes == 3);
+  CHECK(t.keys == 6);
+  CHECK(t.bytes > 6 * 6);
+  CHECK(t.fsync_ns > 0);
+  CHECK(t.wal_ns >= t.fsync_ns);  // RocksDB's WAL time holds the sync
+  CHECK(t.memtable_ns > 0);
+  CHECK(t.cpu_ns > 0);
+  CHECK(t.wall_ns >= t.wal_ns + t.memtable_ns);
+  // A read on the same thread afterwards is not counted, and counting is off again.
+  REQUIRE(kv->get(Cf::kReady, "a0").is_ok());
+  CHECK(kv->write_profile()->totals().writes == 3);
+}
+
 TEST_CASE("rocks_kv: writes from a second thread while the main thread reads") {
   TempDir dir;
   std::unique_ptr<RocksKv> kv = open_or_fail(dir.path(), fast());
