@@ -332,18 +332,38 @@ struct Reply {
   bool closes = false;
 };
 
+// The payload a reply line announces with `payload_bytes=N`, framed as in
+// REQUEST: whether all of it and its CRLF have arrived after `*next`, which
+// then moves past them.
+bool payload_after(std::string_view text, const std::vector<std::string_view>& line, size_t* next) {
+  std::optional<uint64_t> bytes;
+  for (const std::string_view token : line) {
+    if (token.rfind("payload_bytes=", 0) == 0) bytes = count_of(token.substr(14));
+  }
+  FUZZ_CHECK(bytes.has_value());
+  if (text.size() < *next + *bytes + 2) return false;
+  FUZZ_CHECK(text.substr(*next + *bytes, 2) == "\r\n");
+  *next += *bytes + 2;
+  return true;
+}
+
 // Parses the reply at the start of `text` (PROTOCOL.md), checking its
-// framing; Reply::bytes is 0 while it is incomplete.
-Reply parse_reply(std::string_view text) {
-  static const std::set<std::string_view> kOneLine = {"OK",       "PONG",   "EMPTY",  "NOT_FOUND",
-                                                      "CREATED",  "EXISTS", "BURIED", "STALE",
-                                                      "CONFLICT", "TX",     "CONFIG"};
+// framing; Reply::bytes is 0 while it is incomplete. `with_payload`: the
+// request asked for payloads (GET or DEADLETTERS with payload=1).
+Reply parse_reply(std::string_view text, bool with_payload) {
+  static const std::set<std::string_view> kOneLine = {
+      "OK",       "PONG",   "EMPTY",  "NOT_FOUND", "CREATED",  "EXISTS",   "BURIED", "STALE",
+      "CONFLICT", "CONFIG", "PAUSED", "RESUMED",   "REDRIVEN", "RESOLVED", "BACKUP"};
   size_t next = 0;
   const auto first = line_at(text, 0, &next);
   if (!first) return {};
   const std::vector<std::string_view> head = words(*first);
   const std::string_view word = head[0];
   if (kOneLine.count(word) != 0) return {next, false};
+  if (word == "TX") {
+    if (with_payload && !payload_after(text, head, &next)) return {};
+    return {next, false};
+  }
   if (word == "BYE") {
     FUZZ_CHECK(head.size() == 1);
     return {next, true};
@@ -363,11 +383,18 @@ Reply parse_reply(std::string_view text) {
     FUZZ_CHECK(text.substr(next + payload_bytes, 2) == "\r\n");
     return {next + payload_bytes + 2, false};
   }
+  // Listings: the head's count, then that many lines (each LETTER followed
+  // by its payload when asked for).
   const std::map<std::string_view, std::string_view> kListed = {
-      {"EVENTS", "EVENT"}, {"LETTERS", "LETTER"}, {"STATS", ""}};
+      {"EVENTS", "EVENT"}, {"LETTERS", "LETTER"}, {"ITEMS", "ITEM"}, {"STATS", ""}};
   const auto listed = kListed.find(word);
+  if (listed == kListed.end()) {
+    std::fprintf(stderr, "a reply this checker does not know: %.*s\n",
+                 static_cast<int>(first->size()), first->data());
+  }
   FUZZ_CHECK(listed != kListed.end());
-  FUZZ_CHECK(head.size() == 2);
+  FUZZ_CHECK(head.size() == (word == "ITEMS" ? 3 : 2));
+  if (word == "ITEMS") FUZZ_CHECK(head[2].rfind("next=", 0) == 0);
   for (uint64_t i = count_of(head[1]); i > 0; --i) {
     const auto line = line_at(text, next, &next);
     if (!line) return {};
@@ -377,6 +404,7 @@ Reply parse_reply(std::string_view text) {
     } else {
       FUZZ_CHECK(item[0] == listed->second);
     }
+    if (word == "LETTERS" && with_payload && !payload_after(text, item, &next)) return {};
   }
   return {next, false};
 }
@@ -387,6 +415,7 @@ struct Client {
   int fd = -1;
   std::shared_ptr<Session> session;
   std::string sent;
+  size_t answered_bytes = 0;  // the prefix of `sent` whose requests were answered
   std::string received;
   size_t replies = 0;
   bool told_close = false;  // a reply said the connection closes
@@ -502,8 +531,10 @@ class World {
     for (;;) {
       if (client.received.empty()) break;
       FUZZ_CHECK(!client.told_close);
-      const Reply reply = parse_reply(client.received);
+      const NextRequest request = next_request(client);
+      const Reply reply = parse_reply(client.received, request.wants_payload);
       if (reply.bytes == 0) break;
+      client.answered_bytes += request.bytes;
       if (trace_) {
         std::fprintf(stderr, "conn %zu: %.*s", static_cast<size_t>(&client - clients_),
                      static_cast<int>(reply.bytes), client.received.data());
@@ -513,6 +544,23 @@ class World {
       client.told_close = reply.closes;
     }
     return read_any;
+  }
+
+  // The request the client's next reply answers (replies come in request
+  // order, one each): its bytes in `sent`, and whether it asked for payloads.
+  struct NextRequest {
+    size_t bytes = 0;
+    bool wants_payload = false;
+  };
+  NextRequest next_request(const Client& client) const {
+    const net::DecodeResult decoded =
+        host_.decoder().decode(std::string_view(client.sent).substr(client.answered_bytes));
+    NextRequest request{decoded.consumed, false};
+    if (decoded.kind != net::DecodeResult::Kind::kCommand) return request;
+    const net::Command& command = decoded.command;
+    if (command.verb != "GET" && command.verb != "DEADLETTERS") return request;
+    for (const std::string& arg : command.args) request.wants_payload |= arg == "payload=1";
+    return request;
   }
 
   // The requests a client's bytes frame, counted up to the first one that
