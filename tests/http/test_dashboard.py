@@ -133,6 +133,20 @@ class DashboardTest(unittest.TestCase):
         for leak in ["null", "undefined", "[object", "NaN"]:
             self.assertNotIn(leak, text, hash_)
 
+    def show_tab(self, state: str) -> None:
+        """Clicks the queue page's tab of `state` and waits for the list it
+        renders: the ids of the page shown before are cleared first, so that
+        rows of the previous render cannot satisfy the wait and then go stale."""
+        b = self.browser
+        b.execute_script("document.querySelectorAll('#page [id]').forEach(e => e.removeAttribute('id'))")
+        b.find_element(By.CSS_SELECTOR, f'.tabs button[data-state="{state}"]').click()
+        self.wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#list tbody tr td"))
+
+    def tx_ids(self, rows_css: str) -> list[str]:
+        """The data-tx of every row `rows_css` matches, read in one script."""
+        return self.browser.execute_script(
+            "return [...document.querySelectorAll(arguments[0])].map(r => r.dataset.tx)", rows_css)
+
     def shot(self, name: str) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
         self.browser.save_screenshot(str(SHOTS / name))
@@ -177,8 +191,7 @@ class DashboardTest(unittest.TestCase):
 
     def test_hostile_text_is_shown_as_text(self) -> None:
         self.go("#/dead/email", "dead")
-        ids = [row.get_attribute("data-tx")
-               for row in self.browser.find_elements(By.CSS_SELECTOR, "#dead tbody tr")]
+        ids = self.tx_ids("#dead tbody tr")
         self.assertIn(HOSTILE_ID, ids)
         self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, "#dead img"), [])
         self.assertNotEqual(self.browser.title, "pwned")
@@ -206,18 +219,14 @@ class DashboardTest(unittest.TestCase):
         names = [dt.text for dt in self.browser.find_elements(By.CSS_SELECTOR, "#config dt")]
         values = [dd.text for dd in self.browser.find_elements(By.CSS_SELECTOR, "#config dd")]
         self.assertEqual(dict(zip(names, values)), self.client.config("billing"))
-        self.browser.find_element(By.CSS_SELECTOR, '.tabs button[data-state="succeeded"]').click()
-        self.wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#list tbody tr"))
+        self.show_tab("succeeded")
         self.go("#/queue/orders", "config")
-        self.browser.find_element(By.CSS_SELECTOR, '.tabs button[data-state="scheduled"]').click()
-        self.wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, '#list tbody tr td'))
-        scheduled = [row.get_attribute("data-tx")
-                     for row in self.browser.find_elements(By.CSS_SELECTOR, "#list tbody tr")]
+        self.show_tab("scheduled")
+        scheduled = self.tx_ids("#list tbody tr")
         self.assertTrue(scheduled)
         self.assertEqual({self.client.get(tx).state for tx in scheduled}, {"SCHEDULED"})
         self.go("#/queue/billing", "config")
-        self.browser.find_element(By.CSS_SELECTOR, '.tabs button[data-state="leased"]').click()
-        self.wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, "#list tbody tr"))
+        self.show_tab("leased")
         leased = self.browser.find_element(By.CSS_SELECTOR, "#list tbody tr")
         attempt = leased.find_elements(By.TAG_NAME, "td")[2].text
         self.assertEqual(attempt, str(self.client.get(leased.get_attribute("data-tx")).next_attempt))
@@ -226,8 +235,7 @@ class DashboardTest(unittest.TestCase):
         self.go("#/inflight", "leases")
         rows = self.browser.find_elements(By.CSS_SELECTOR, "#leases tbody tr")
         self.assertEqual(len(rows), self.client.stats()["leased"])
-        flying = [row.get_attribute("data-tx")
-                  for row in self.browser.find_elements(By.CSS_SELECTOR, "#inflight tbody tr")]
+        flying = self.tx_ids("#inflight tbody tr")
         self.assertTrue(flying)
         self.assertEqual({self.client.get(tx).state for tx in flying}, {"IN_FLIGHT"})
         # billing answers are due within its response_timeout of 10 min
