@@ -61,8 +61,6 @@ class Campaign {
   bool setup_dirs();
   bool start_server(const std::optional<std::string>& crash_at);
   std::optional<std::string> choose_arm();
-  // The share of the run done: of --duration, or of --kills if further.
-  double run_share() const;
   bool finished() const;
   void live_one_life();
   void after_death(const Death& death);
@@ -147,22 +145,14 @@ std::optional<std::string> Campaign::choose_arm() {
   // not die at a crash point of its own half-way through, at most
   // --bursts times, spread over the run (each burst makes every later
   // restart's background sweep longer).
-  const double bursts_due = static_cast<double>(options_.bursts_max) * run_share() + 1;
+  const double done = run_share(options_, Clock::now() - started_, figures_.kills());
+  const double bursts_due = static_cast<double>(options_.bursts_max) * done + 1;
   if (point == "wheel.after_page" &&
       (bursts_ >= options_.bursts_max || static_cast<double>(bursts_) >= bursts_due || armed_)) {
     return std::nullopt;
   }
   const uint64_t count = 1 + rng_() % count_limit(point);
   return point + ":" + std::to_string(count);
-}
-
-double Campaign::run_share() const {
-  double done = seconds_since(started_) / static_cast<double>(options_.duration.count());
-  if (options_.kills_max > 0) {
-    done = std::max(
-        done, static_cast<double>(figures_.kills()) / static_cast<double>(options_.kills_max));
-  }
-  return done;
 }
 
 bool Campaign::finished() const {

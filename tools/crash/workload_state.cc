@@ -14,16 +14,20 @@ const std::vector<std::pair<std::string, std::string>>& queue_settings() {
   return settings;
 }
 
+double run_share(const CampaignOptions& options, std::chrono::steady_clock::duration elapsed,
+                 uint64_t kills) {
+  const double seconds = std::chrono::duration<double>(elapsed).count();
+  double done = seconds / static_cast<double>(options.duration.count());
+  if (options.kills_max > 0) {
+    done = std::max(done, static_cast<double>(kills) / static_cast<double>(options.kills_max));
+  }
+  return done;
+}
+
 bool WorkloadState::take_creation() {
   if (draining.load()) return false;
-  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
-      std::chrono::steady_clock::now() - started);
-  const auto duration = std::chrono::duration_cast<std::chrono::milliseconds>(options.duration);
-  double done = static_cast<double>(elapsed.count()) / static_cast<double>(duration.count());
-  if (options.kills_max > 0) {
-    done = std::max(done,
-                    static_cast<double>(kills.load() + 1) / static_cast<double>(options.kills_max));
-  }
+  // One kill ahead: the life now running may create its share.
+  const double done = run_share(options, std::chrono::steady_clock::now() - started, kills + 1);
   const double share = std::min(1.0, done / kCreatedBy);
   const auto allowed = static_cast<uint64_t>(share * static_cast<double>(options.transactions)) + 1;
   uint64_t now = created.load();

@@ -23,6 +23,11 @@ const std::vector<std::pair<std::string, std::string>>& queue_settings();
 // the rest of it still retries, expires leases and dead-letters them.
 inline constexpr double kCreatedBy = 0.75;
 
+// The share of a campaign done after `elapsed` and `kills`: of --duration,
+// or of --kills when that is further along (1 or more: the run is over).
+double run_share(const CampaignOptions& options, std::chrono::steady_clock::duration elapsed,
+                 uint64_t kills);
+
 // Where the clients connect. The campaign sets the port after each restart
 // and clears it while the server is down. Thread-safe.
 struct Endpoint {
