@@ -332,19 +332,23 @@ struct Reply {
   bool closes = false;
 };
 
-// The payload a reply line announces with `payload_bytes=N`, framed as in
-// REQUEST: whether all of it and its CRLF have arrived after `*next`, which
-// then moves past them.
-bool payload_after(std::string_view text, const std::vector<std::string_view>& line, size_t* next) {
+// A payload of `bytes` then CRLF at `*next` (PROTOCOL.md): whether all of
+// it has arrived; `*next` then moves past it.
+bool payload_after(std::string_view text, uint64_t bytes, size_t* next) {
+  if (text.size() < *next + bytes + 2) return false;
+  FUZZ_CHECK(text.substr(*next + bytes, 2) == "\r\n");
+  *next += bytes + 2;
+  return true;
+}
+
+// The size a TX or LETTER line read with payload=1 announces.
+uint64_t announced_payload(const std::vector<std::string_view>& line) {
   std::optional<uint64_t> bytes;
   for (const std::string_view token : line) {
     if (token.rfind("payload_bytes=", 0) == 0) bytes = count_of(token.substr(14));
   }
   FUZZ_CHECK(bytes.has_value());
-  if (text.size() < *next + *bytes + 2) return false;
-  FUZZ_CHECK(text.substr(*next + *bytes, 2) == "\r\n");
-  *next += *bytes + 2;
-  return true;
+  return *bytes;
 }
 
 // Parses the reply at the start of `text` (PROTOCOL.md), checking its
@@ -361,7 +365,7 @@ Reply parse_reply(std::string_view text, bool with_payload) {
   const std::string_view word = head[0];
   if (kOneLine.count(word) != 0) return {next, false};
   if (word == "TX") {
-    if (with_payload && !payload_after(text, head, &next)) return {};
+    if (with_payload && !payload_after(text, announced_payload(head), &next)) return {};
     return {next, false};
   }
   if (word == "BYE") {
@@ -378,10 +382,8 @@ Reply parse_reply(std::string_view text, bool with_payload) {
   }
   if (word == "REQUEST") {
     FUZZ_CHECK(head.size() == 6);
-    const uint64_t payload_bytes = count_of(head[5]);
-    if (text.size() < next + payload_bytes + 2) return {};
-    FUZZ_CHECK(text.substr(next + payload_bytes, 2) == "\r\n");
-    return {next + payload_bytes + 2, false};
+    if (!payload_after(text, count_of(head[5]), &next)) return {};
+    return {next, false};
   }
   // Listings: the head's count, then that many lines (each LETTER followed
   // by its payload when asked for).
@@ -404,7 +406,9 @@ Reply parse_reply(std::string_view text, bool with_payload) {
     } else {
       FUZZ_CHECK(item[0] == listed->second);
     }
-    if (word == "LETTERS" && with_payload && !payload_after(text, item, &next)) return {};
+    if (word == "LETTERS" && with_payload && !payload_after(text, announced_payload(item), &next)) {
+      return {};
+    }
   }
   return {next, false};
 }

@@ -286,7 +286,7 @@ TEST_CASE(
   REQUIRE(c.enqueue("q A").rfind("CREATED", 0) == 0);
   REQUIRE(c.enqueue("q B").rfind("CREATED", 0) == 0);
   const std::string body = http_get(metrics_port, "/metrics");
-  const std::set<std::string> metrics = parse_exposition(body.substr(body.find("\r\n\r\n") + 4));
+  const std::set<std::string> metrics = parse_exposition(testing::body_of(body));
   for (const char* name :
        {"tarde_write_profile_writes_total", "tarde_write_profile_keys_total",
         "tarde_write_profile_bytes_total", "tarde_write_profile_seconds_total"}) {
@@ -294,14 +294,12 @@ TEST_CASE(
     CHECK(metrics.count(name) == 1);
   }
   CHECK(body.find("tarde_write_profile_seconds_total{part=\"fsync\"} ") != std::string::npos);
-  c.send("STATS\r\n");
-  const std::string head = c.read_line();
   std::map<std::string, uint64_t> stats;
-  for (int i = 0, n = std::stoi(head.substr(6)); i < n; ++i) {
-    const std::string line = c.read_line();
+  for (const std::string& line : c.block("STATS")) {
     const size_t space = line.find(' ');
-    if (line.rfind("write_profile.", 0) == 0)
+    if (line.rfind("write_profile.", 0) == 0) {
       stats[line.substr(0, space)] = std::stoull(line.substr(space + 1));
+    }
   }
   CHECK(stats["write_profile.writes"] >= 2);  // the two ENQUEUEs' commits, at least
   CHECK(stats["write_profile.keys"] >= 2);
