@@ -81,6 +81,30 @@ TEST_CASE("tarde-bench workloads check every job and print their figures") {
   CHECK(has(report, "| cycles_per_s | 1/s |"));
 }
 
+TEST_CASE("tarde-bench report takes medians over rounds, and each ratio within its round") {
+  // Round 2 is slow for both systems (a busy machine): their ratio in that
+  // round is still 2, and the median ratio ignores the round's absolute level.
+  const std::string results =
+      "RESULT\tw1\ttarde\t16\tserver_cpu_us_per_cycle\t40\tus\t1\n"
+      "RESULT\tw1\tredis-always\t16\tserver_cpu_us_per_cycle\t20\tus\t1\n"
+      "RESULT\tw1\tredis-always\t16\tserver_cpu_us_per_cycle\t100\tus\t2\n"
+      "RESULT\tw1\ttarde\t16\tserver_cpu_us_per_cycle\t200\tus\t2\n"
+      "RESULT\tw1\ttarde\t16\tserver_cpu_us_per_cycle\t45\tus\t3\n"
+      "RESULT\tw1\tredis-always\t16\tserver_cpu_us_per_cycle\t30\tus\t3\n"
+      "RESULT\tw1\tredis-always\t16\tcycles_per_s\t1000\t1/s\t4\n";
+  testing::TempDir dir;
+  const std::string file = dir.path() + "/results.tsv";
+  std::ofstream(file) << results;
+  const ToolRun report = bench("report " + file);
+  INFO(report.out);
+  CHECK(report.status == 0);
+  CHECK(has(report, "the median of 4 rounds"));
+  // Medians 45 and 30; ratios 2, 2, 1.5: median 2 (not 45 / 30).
+  CHECK(has(report, "| server_cpu_us_per_cycle | us | 45.0 | 30.0 (2.00×) |"));
+  // A round that measured only the peer gives no ratio.
+  CHECK(has(report, "| cycles_per_s | 1/s | - | 1000 |"));
+}
+
 TEST_CASE("tarde-bench w4 finds the whole backlog and the overdue probe after kill -9") {
   testing::ServerProcess server;
   const ToolRun load = bench("w4-load --count 200 --connections 4" + target(server));
