@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "base/log_record.h"
+#include "base/thread_name.h"
 
 namespace tarde::embedded {
 
@@ -97,7 +98,10 @@ Host::Host(const Options& options) {
     own_io_ = std::make_unique<asio::io_context>(1);
     io_ = own_io_.get();
     work_.emplace(asio::make_work_guard(*io_));
-    thread_ = std::thread([this] { io_->run(); });
+    thread_ = std::thread([this] {
+      name_this_thread("tarde-io");
+      io_->run();
+    });
   }
 }
 

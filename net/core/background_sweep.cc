@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "base/thread_name.h"
 #include "storage/store.h"
 
 namespace tarde::net {
@@ -30,6 +31,7 @@ void BackgroundSweep::start() {
   running_ = true;
   std::shared_ptr<storage::Kv> snapshot = durable_.snapshot();
   worker_ = std::thread([this, shared = shared_, snapshot] {
+    name_this_thread("tarde-sweep");
     const auto started = std::chrono::steady_clock::now();
     storage::Store store(*snapshot);
     engine::Sweep sweep;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/log_record.h"
+#include "base/thread_name.h"
 
 namespace tarde::net {
 
@@ -25,6 +26,7 @@ Status BackupRunner::start(Done done) {
   running_ = true;
   std::weak_ptr<BackupRunner*> weak = self_;
   worker_ = std::thread([this, weak, done = std::move(done)]() mutable {
+    name_this_thread("tarde-backup");
     Result<storage::BackupReport> made = maker_.create(kv_);
     asio::post(io_, [weak, done = std::move(done), made = std::move(made)] {
       auto self = weak.lock();

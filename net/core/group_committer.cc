@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "base/crash_point.h"
+#include "base/thread_name.h"
 
 namespace tarde::net {
 
@@ -35,7 +36,10 @@ GroupCommitter::GroupCommitter(asio::io_context& io, storage::StagedKv& staged,
            .kind = FigureKind::kHistogram,
            .help = "Mutating commands and timer transitions that shared one group commit."},
           {1, 2, 4, 8, 16, 32, 64, 128, 256})) {
-  worker_ = std::thread([this] { run_worker(); });
+  worker_ = std::thread([this] {
+    name_this_thread("tarde-commit");
+    run_worker();
+  });
 }
 
 GroupCommitter::~GroupCommitter() {
