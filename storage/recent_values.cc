@@ -3,20 +3,20 @@
 namespace tarde::storage {
 
 const std::string* RecentValues::find(std::string_view key) const {
-  // Heterogeneous lookup needs C++20 transparent hashing; one short key copy
-  // is cheaper than the Get it saves.
-  auto it = values_.find(std::string(key));
+  auto it = values_.find(key);
   return it == values_.end() ? nullptr : &it->second.value;
 }
 
 void RecentValues::remember(const std::string& key, const std::string& value) {
-  const uint64_t stamp = next_stamp_++;
   auto [it, inserted] = values_.try_emplace(key);
-  if (!inserted) bytes_ -= cost(key, it->second.value);
+  if (inserted) {
+    it->second.stamp = next_stamp_++;
+    order_.emplace_back(key, it->second.stamp);
+  } else {
+    bytes_ -= cost(key, it->second.value);
+  }
   it->second.value = value;
-  it->second.stamp = stamp;
   bytes_ += cost(key, value);
-  order_.emplace_back(key, stamp);
   evict_to_fit();
 }
 
@@ -44,10 +44,10 @@ void RecentValues::evict_to_fit() {
     }
     order_.pop_front();
   }
-  // Leftovers of replaced or forgotten values: keep the queue within twice
-  // the live entries. A live entry met here moves to the back (it only
-  // becomes a little younger), so the queue stays bounded whatever the order
-  // of replacements.
+  // Leftovers of forgotten values: keep the queue within twice the live
+  // entries. A live entry met here moves to the back (it only becomes a
+  // little younger), so the queue stays bounded whatever the order of
+  // forgets.
   while (order_.size() > 2 * values_.size() + 64) {
     auto [key, stamp] = std::move(order_.front());
     order_.pop_front();

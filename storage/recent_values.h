@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,7 +19,9 @@ namespace tarde::storage {
 // It is a cache of what the base store holds: StagedKv fills it only with
 // values whose group the base has committed, so a hit equals what the base
 // would return. Memory is bounded by kBytesMax; the oldest insertions are
-// evicted first. Owned by a StagedKv; one thread, like its owner.
+// evicted first, and replacing a key's value keeps its place (a record
+// rewritten by RESERVE and RESPOND costs no queue entry). Owned by a
+// StagedKv; one thread, like its owner.
 class RecentValues {
  public:
   // About 20,000 records of 400 bytes: far more than the transactions a busy
@@ -44,14 +47,20 @@ class RecentValues {
     std::string value;
     uint64_t stamp = 0;  // matches the queue entry that may evict it
   };
+  // Lets find() look a string_view up without building a std::string.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
+  };
   void evict_to_fit();
   static size_t cost(const std::string& key, const std::string& value) {
     return key.size() + value.size() + kEntryOverheadBytes;
   }
 
-  std::unordered_map<std::string, Entry> values_;
+  std::unordered_map<std::string, Entry, KeyHash, std::equal_to<>> values_;
   // Insertion order for eviction; an element whose stamp no longer matches
-  // its key's entry is a leftover of a replaced value and is skipped.
+  // its key's entry (or whose key is gone) is a leftover of a forgotten
+  // value and is skipped.
   std::deque<std::pair<std::string, uint64_t>> order_;
   uint64_t next_stamp_ = 1;
   size_t bytes_ = 0;

@@ -233,6 +233,34 @@ TEST_CASE("recent_values: memory stays within its bound, oldest evicted first") 
   CHECK(rewritten.bytes() == 0);
 }
 
+TEST_CASE("recent_values: a replaced value keeps its key's place; forget and remember again") {
+  RecentValues recent;
+  const std::string value(1000, 'v');
+  const size_t fits = RecentValues::kBytesMax / (1000 + RecentValues::kEntryOverheadBytes + 6);
+  recent.remember("first", value);
+  for (size_t i = 0; i + 2 < fits; ++i) recent.remember("k" + std::to_string(i), value);
+  recent.remember("first", "newer");  // replaced: still the oldest insertion
+  REQUIRE(recent.find("first") != nullptr);
+  CHECK(*recent.find("first") == "newer");
+  for (size_t i = 0; i < fits / 4; ++i) recent.remember("n" + std::to_string(i), value);
+  CHECK(recent.find("first") == nullptr);  // the oldest insertion, though replaced late
+  CHECK(recent.bytes() <= RecentValues::kBytesMax);
+
+  // A key forgotten and remembered again is one live entry; the queue's
+  // leftover of the forgotten one never evicts it.
+  RecentValues cycled;
+  for (int i = 0; i < 10000; ++i) {
+    cycled.remember("x", "1");
+    cycled.forget("x");
+  }
+  cycled.remember("x", "2");
+  cycled.remember("y", "3");
+  CHECK(cycled.size() == 2);
+  REQUIRE(cycled.find(std::string_view("x")) != nullptr);
+  CHECK(*cycled.find("x") == "2");
+  CHECK(cycled.bytes() == 2 * (1 + 1 + RecentValues::kEntryOverheadBytes));
+}
+
 TEST_CASE("staged_kv: observed_seq tracks the newest group a command depended on") {
   MemKv base;
   put(base, "base", "v");
