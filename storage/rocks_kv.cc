@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/assert.h"
+#include "storage/wal_file_system.h"
 
 namespace tarde::storage {
 namespace {
@@ -230,6 +231,11 @@ rocksdb::DBOptions look_options(rocksdb::WALRecoveryMode wal_recovery_mode) {
   rocksdb::DBOptions db_options;
   db_options.info_log = std::make_shared<DiscardingLogger>();
   db_options.wal_recovery_mode = wal_recovery_mode;
+  // A tolerant look reads the WAL as serving will (wal_file_system.h); a
+  // strict one as RocksDB does, to see a tail that serving would drop.
+  if (wal_recovery_mode == rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords) {
+    db_options.env = tarde_env();
+  }
   return db_options;
 }
 
@@ -283,11 +289,6 @@ rocksdb::Status open_db_with(const std::string& dir, const RocksKv::Options& opt
   db_options.write_buffer_manager = write_buffer_manager();
   db_options.max_total_wal_size = kMaxTotalWalBytes;
   db_options.manifest_preallocation_size = kManifestPreallocationBytes;
-  // RocksDB reserves each new WAL's expected size with fallocate (about
-  // 1.1 write buffers): blocks the directory holds but does not use. An
-  // fdatasync after a write into reserved blocks cost no less than after a
-  // plain append (docs/design.md, "Disk").
-  db_options.allow_fallocate = false;
   db_options.keep_log_file_num = kInfoLogFilesKept;
   const bool writable = !options.read_only && options.secondary_path.empty();
   // A record cut short at the end of the WAL is a write that was never
@@ -300,6 +301,14 @@ rocksdb::Status open_db_with(const std::string& dir, const RocksKv::Options& opt
   }
   if (options.strict_wal && options.read_only) {
     db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
+  }
+  if (db_options.wal_recovery_mode == rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords) {
+    // Each new WAL gets its expected size (about 1.1 write buffers) up
+    // front, and a replay stops at the end of its last intact record:
+    // wal_file_system.h. A secondary reads a live primary's WAL the same
+    // way, as it was when the secondary first read it.
+    db_options.allow_fallocate = true;
+    db_options.env = tarde_env();
   }
   if (options.log_sink) db_options.info_log = std::make_shared<ForwardingLogger>(options.log_sink);
   if (options.read_only) db_options.info_log = std::make_shared<DiscardingLogger>();

@@ -1,0 +1,60 @@
+#include "storage/crc32c.h"
+
+#include <array>
+#include <cstring>
+
+namespace tarde::storage {
+namespace {
+
+constexpr uint32_t kPolynomial = 0x82f63b78;  // reflected Castagnoli
+
+constexpr std::array<uint32_t, 256> make_table() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t crc = i;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ ((crc & 1) ? kPolynomial : 0);
+    table[i] = crc;
+  }
+  return table;
+}
+constexpr std::array<uint32_t, 256> kTable = make_table();
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2"))) uint32_t crc32c_hardware(std::string_view bytes, uint32_t crc) {
+  uint64_t state = ~crc;
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left >= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    state = __builtin_ia32_crc32di(state, word);
+    p += 8;
+    left -= 8;
+  }
+  uint32_t state32 = static_cast<uint32_t>(state);
+  while (left-- > 0) state32 = __builtin_ia32_crc32qi(state32, static_cast<unsigned char>(*p++));
+  return ~state32;
+}
+
+bool has_hardware_crc32c() {
+  static const bool has = __builtin_cpu_supports("sse4.2");
+  return has;
+}
+#endif
+
+}  // namespace
+
+uint32_t crc32c_portable(std::string_view bytes, uint32_t crc) {
+  crc = ~crc;
+  for (unsigned char byte : bytes) crc = (crc >> 8) ^ kTable[(crc ^ byte) & 0xff];
+  return ~crc;
+}
+
+uint32_t crc32c(std::string_view bytes, uint32_t crc) {
+#if defined(__x86_64__)
+  if (has_hardware_crc32c()) return crc32c_hardware(bytes, crc);
+#endif
+  return crc32c_portable(bytes, crc);
+}
+
+}  // namespace tarde::storage

@@ -1,0 +1,135 @@
+#include "storage/wal_file_system.h"
+
+#include <rocksdb/file_system.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "storage/wal_tail.h"
+
+namespace tarde::storage {
+namespace {
+
+bool is_wal(const std::string& name) {
+  return name.size() > 4 && name.compare(name.size() - 4, 4, ".log") == 0;
+}
+
+// A WAL read from memory, up to the end of its last intact record.
+class WalTailFile final : public rocksdb::FSSequentialFile {
+ public:
+  explicit WalTailFile(std::string bytes) : bytes_(std::move(bytes)) {}
+
+  rocksdb::IOStatus Read(size_t n, const rocksdb::IOOptions& /*options*/, rocksdb::Slice* result,
+                         char* scratch, rocksdb::IODebugContext* /*debug*/) override {
+    const size_t take = std::min(n, bytes_.size() - pos_);
+    if (take > 0) std::memcpy(scratch, bytes_.data() + pos_, take);
+    pos_ += take;
+    *result = rocksdb::Slice(scratch, take);
+    return rocksdb::IOStatus::OK();
+  }
+
+  rocksdb::IOStatus Skip(uint64_t n) override {
+    pos_ += static_cast<size_t>(std::min<uint64_t>(n, bytes_.size() - pos_));
+    return rocksdb::IOStatus::OK();
+  }
+
+ private:
+  std::string bytes_;
+  size_t pos_ = 0;
+};
+
+// A WAL reserves its blocks kReserveBytes at a time, not RocksDB's 1.1 write
+// buffers: a copy of a live WAL (a backup's) takes its reserved zeros too,
+// and a WAL left by a crash holds them until it is replayed. One fdatasync
+// in a few hundred finds the size changed.
+class WalFile final : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  static constexpr size_t kReserveBytes = 256 << 10;
+  using rocksdb::FSWritableFileOwnerWrapper::FSWritableFileOwnerWrapper;
+  void SetPreallocationBlockSize(size_t /*size*/) override {
+    target()->SetPreallocationBlockSize(kReserveBytes);
+  }
+};
+
+class TardeFileSystem final : public rocksdb::FileSystemWrapper {
+ public:
+  static constexpr int kReadsOfDamage = 3;
+
+  using rocksdb::FileSystemWrapper::FileSystemWrapper;
+  const char* Name() const override { return "TardeFileSystem"; }
+
+  // RocksDB opens every WAL with these options (DBImpl::CreateWAL).
+  rocksdb::FileOptions OptimizeForLogWrite(const rocksdb::FileOptions& file_options,
+                                           const rocksdb::DBOptions& db_options) const override {
+    rocksdb::FileOptions wal = target()->OptimizeForLogWrite(file_options, db_options);
+    wal.allow_fallocate = true;
+    wal.fallocate_with_keep_size = false;
+    return wal;
+  }
+
+  // Every other file is written as it grows: no reserved, unused blocks.
+  rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& options,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* file,
+                                    rocksdb::IODebugContext* debug) override {
+    if (is_wal(name)) {
+      std::unique_ptr<rocksdb::FSWritableFile> wal;
+      rocksdb::IOStatus status = target()->NewWritableFile(name, options, &wal, debug);
+      if (status.ok()) *file = std::make_unique<WalFile>(std::move(wal));
+      return status;
+    }
+    rocksdb::FileOptions unreserved = options;
+    unreserved.allow_fallocate = false;
+    return target()->NewWritableFile(name, unreserved, file, debug);
+  }
+
+  rocksdb::IOStatus NewSequentialFile(const std::string& name, const rocksdb::FileOptions& options,
+                                      std::unique_ptr<rocksdb::FSSequentialFile>* file,
+                                      rocksdb::IODebugContext* debug) override {
+    if (!is_wal(name)) return target()->NewSequentialFile(name, options, file, debug);
+    // A WAL that a running server is writing can read, where the read went
+    // faster than the writer, as zeros followed by the records written
+    // meanwhile: damage to the scan. Real damage reads the same each time.
+    std::string bytes;
+    for (int attempt = 1;; ++attempt) {
+      rocksdb::IOStatus status = read_whole(name, options, &bytes, debug);
+      if (!status.ok()) return status;
+      const WalTail tail = find_wal_tail(bytes);
+      if (!tail.damaged || attempt == kReadsOfDamage) {
+        bytes.resize(tail.end);
+        break;
+      }
+    }
+    *file = std::make_unique<WalTailFile>(std::move(bytes));
+    return rocksdb::IOStatus::OK();
+  }
+
+ private:
+  rocksdb::IOStatus read_whole(const std::string& name, const rocksdb::FileOptions& options,
+                               std::string* bytes, rocksdb::IODebugContext* debug) {
+    std::unique_ptr<rocksdb::FSSequentialFile> raw;
+    rocksdb::IOStatus status = target()->NewSequentialFile(name, options, &raw, debug);
+    if (!status.ok()) return status;
+    bytes->clear();
+    constexpr size_t kChunkBytes = 1 << 20;
+    std::unique_ptr<char[]> chunk(new char[kChunkBytes]);
+    for (;;) {
+      rocksdb::Slice got;
+      status = raw->Read(kChunkBytes, rocksdb::IOOptions(), &got, chunk.get(), debug);
+      if (!status.ok()) return status;
+      if (got.empty()) return rocksdb::IOStatus::OK();
+      bytes->append(got.data(), got.size());
+    }
+  }
+};
+
+}  // namespace
+
+rocksdb::Env* tarde_env() {
+  static const std::unique_ptr<rocksdb::Env> env =
+      rocksdb::NewCompositeEnv(std::make_shared<TardeFileSystem>(rocksdb::FileSystem::Default()));
+  return env.get();
+}
+
+}  // namespace tarde::storage
