@@ -303,9 +303,8 @@ rocksdb::Status open_db_with(const std::string& dir, const RocksKv::Options& opt
     db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kAbsoluteConsistency;
   }
   if (db_options.wal_recovery_mode == rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords) {
-    // Each new WAL gets its expected size (about 1.1 write buffers) up
-    // front, and a replay stops at the end of its last intact record:
-    // wal_file_system.h. A secondary reads a live primary's WAL the same
+    // A WAL's size is set ahead of its data, and a replay stops at the end
+    // of its last intact record: wal_file_system.h. A secondary reads a live primary's WAL the same
     // way, as it was when the secondary first read it.
     db_options.allow_fallocate = true;
     db_options.env = tarde_env();
