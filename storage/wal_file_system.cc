@@ -108,19 +108,28 @@ class TardeFileSystem final : public rocksdb::FileSystemWrapper {
  private:
   rocksdb::IOStatus read_whole(const std::string& name, const rocksdb::FileOptions& options,
                                std::string* bytes, rocksdb::IODebugContext* debug) {
-    std::unique_ptr<rocksdb::FSSequentialFile> raw;
-    rocksdb::IOStatus status = target()->NewSequentialFile(name, options, &raw, debug);
+    uint64_t size = 0;
+    rocksdb::IOStatus status = target()->GetFileSize(name, rocksdb::IOOptions(), &size, debug);
     if (!status.ok()) return status;
-    bytes->clear();
-    constexpr size_t kChunkBytes = 1 << 20;
-    std::unique_ptr<char[]> chunk(new char[kChunkBytes]);
-    for (;;) {
+    std::unique_ptr<rocksdb::FSSequentialFile> raw;
+    status = target()->NewSequentialFile(name, options, &raw, debug);
+    if (!status.ok()) return status;
+    // Read into place; a file that grew since its size was taken (a live
+    // WAL) is read up to that size, which its records never depend on.
+    bytes->resize(size);
+    size_t filled = 0;
+    while (filled < bytes->size()) {
       rocksdb::Slice got;
-      status = raw->Read(kChunkBytes, rocksdb::IOOptions(), &got, chunk.get(), debug);
+      status = raw->Read(bytes->size() - filled, rocksdb::IOOptions(), &got, bytes->data() + filled,
+                         debug);
       if (!status.ok()) return status;
-      if (got.empty()) return rocksdb::IOStatus::OK();
-      bytes->append(got.data(), got.size());
+      if (got.empty()) break;
+      if (got.data() != bytes->data() + filled)
+        std::memcpy(bytes->data() + filled, got.data(), got.size());
+      filled += got.size();
     }
+    bytes->resize(filled);
+    return rocksdb::IOStatus::OK();
   }
 };
 
