@@ -1,7 +1,7 @@
 # Sourced by scripts/bench and scripts/profile-cycle: starts and stops one
 # server under test at a time, tarde or a peer, each in a fresh data directory
 # under $out/data with its log in $out/logs. Needs $repo, $out, $pg_bin and a
-# say function; tarde is the one in ${build_dir:-build}/bin.
+# say function; tarde is $tarde_bin, or the one in ${build_dir:-build}/bin.
 server_pid=""
 server_port=""
 server_data=""
@@ -57,7 +57,7 @@ start_server() {
   local log="$out/logs/$label.log"
   case "$label" in
     tarde)
-      "$repo/${build_dir:-build}/bin/tarde" serve --listen "127.0.0.1:$server_port" --data "$server_data" \
+      "${tarde_bin:-$repo/${build_dir:-build}/bin/tarde}" serve --listen "127.0.0.1:$server_port" --data "$server_data" \
         --sync always --log-level warn ${TARDE_SERVE_FLAGS:-} >>"$log" 2>&1 & ;;
     beanstalkd-f0)
       beanstalkd -l 127.0.0.1 -p "$server_port" -b "$server_data" -f0 >>"$log" 2>&1 & ;;

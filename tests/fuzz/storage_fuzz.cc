@@ -8,7 +8,9 @@
 // input was written the way this build writes (little-endian archive, the
 // current class version) the re-encoding is byte-for-byte the input. Event
 // values must read the same through the direct coder and through cereal.
-// Keys are canonical: a decoded key re-encodes to exactly the input.
+// Keys are canonical: a decoded key re-encodes to exactly the input. The
+// input is also read as a WAL file: its tail scan ends within it, hands a
+// damaged file whole, and finds the same end again in what it kept.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -17,7 +19,9 @@
 #include <string_view>
 
 #include "storage/codec.h"
+#include "storage/crc32c.h"
 #include "storage/keys.h"
+#include "storage/wal_tail.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace tarde::storage {
@@ -105,6 +109,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   });
   check_key<std::string>(bytes, decode_queue_config_key,
                          [](const std::string& queue) { return queue_config_key(queue); });
+  FUZZ_CHECK(crc32c(bytes) == crc32c_portable(bytes));
+  const WalTail tail = find_wal_tail(bytes);
+  FUZZ_CHECK(tail.end <= bytes.size());
+  if (tail.damaged) {
+    FUZZ_CHECK(tail.end == bytes.size() && !tail.dropped);
+  } else {
+    const WalTail kept = find_wal_tail(bytes.substr(0, tail.end));
+    FUZZ_CHECK(kept.end == tail.end && !kept.damaged && !kept.dropped);
+  }
+
   const std::string printable = printable_key(bytes);
   for (const char c : printable) {
     FUZZ_CHECK(static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7F);
