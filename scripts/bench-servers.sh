@@ -90,4 +90,5 @@ start_server() {
   fi
 }
 
+# system_of LABEL: the tarde-bench --system that drives a server label.
 system_of() { case "$1" in beanstalkd-*) echo beanstalkd ;; redis-*) echo redis ;; *) echo "$1" ;; esac; }
