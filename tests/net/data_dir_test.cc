@@ -25,6 +25,7 @@
 #include "tests/support/raw_client.h"
 #include "tests/support/server_process.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/wal_file.h"
 
 namespace tarde::testing {
 namespace {
@@ -93,12 +94,10 @@ std::vector<fs::path> files_ending(const std::string& dir, std::string_view suff
 }
 
 // The WAL's bytes up to the end of its last record: a WAL that a killed
-// server left is longer, its reserved tail reading as zeros
-// (storage/wal_file_system.h). The records here end with payload bytes.
+// server left is longer, its reserved tail reading as zeros.
 std::string wal_data(const fs::path& wal) {
-  std::ifstream file(wal, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  bytes.resize(bytes.find_last_not_of('\0') + 1);
+  std::string bytes = file_bytes(wal);
+  bytes.resize(wal_data_end(bytes));
   return bytes;
 }
 

@@ -10,14 +10,13 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <thread>
 
 #include "tests/support/cli_spawn.h"
 #include "tests/support/raw_client.h"
 #include "tests/support/server_process.h"
+#include "tests/support/wal_file.h"
 
 namespace tarde::testing {
 namespace {
@@ -35,16 +34,12 @@ void set_file_size_limit(pid_t pid, rlim_t bytes) {
 }
 
 // Where the data of the fullest WAL file in dir ends: its next append goes
-// there. A WAL's size is set ahead of its data (storage/wal_file_system.h),
-// the blocks after its data reading as zeros.
+// there (its size is set ahead of its data).
 rlim_t wal_data_bytes(const std::string& dir) {
   rlim_t largest = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() == ".log") {
-      std::ifstream file(entry.path(), std::ios::binary);
-      const std::string bytes((std::istreambuf_iterator<char>(file)),
-                              std::istreambuf_iterator<char>());
-      largest = std::max<rlim_t>(largest, bytes.find_last_not_of('\0') + 1);
+      largest = std::max<rlim_t>(largest, wal_data_end(file_bytes(entry.path())));
     }
   }
   REQUIRE(largest > 40000);

@@ -6,7 +6,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <random>
 #include <string>
@@ -14,6 +13,7 @@
 #include "storage/crc32c.h"
 #include "storage/rocks_kv.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/wal_file.h"
 
 namespace tarde::storage {
 namespace {
@@ -32,11 +32,6 @@ TEST_CASE("crc32c: the standard check values, and the CPU's instruction agrees w
     for (char& c : bytes) c = static_cast<char>(random());
     CHECK(crc32c(bytes) == crc32c_portable(bytes));
   }
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
 }
 
 // The bytes of the one live WAL of a store written with `values` (one write
@@ -59,21 +54,17 @@ std::string live_wal(const std::vector<std::string>& values) {
     if (name.ends_with(".log") && name > newest) newest = name;
   }
   REQUIRE(!newest.empty());
-  return read_file(dir.sub(newest));
+  return testing::file_bytes(dir.sub(newest));
 }
-
-// The end of the data: the reserved tail is zeros, and each record here
-// ends with a value byte, none of them zero.
-size_t data_end(const std::string& wal) { return wal.find_last_not_of('\0') + 1; }
 
 TEST_CASE("wal_tail: a WAL left by a crash ends at its last record; the reserved zeros follow") {
   const std::string wal = live_wal({std::string(200, 'a'), std::string(200, 'b')});
   CHECK(wal.size() == 256 * 1024);  // the size was set ahead of the data
   const WalTail tail = find_wal_tail(wal);
-  CHECK(tail.end == data_end(wal));
+  CHECK(tail.end == testing::wal_data_end(wal));
   CHECK_FALSE(tail.dropped);
   // The same bytes without the zeros (a file that grew) end in the same place.
-  CHECK(find_wal_tail(wal.substr(0, data_end(wal))).end == tail.end);
+  CHECK(find_wal_tail(wal.substr(0, testing::wal_data_end(wal))).end == tail.end);
   CHECK(find_wal_tail("").end == 0);
   CHECK(find_wal_tail(std::string(100000, '\0')).end == 0);
   CHECK_FALSE(find_wal_tail(std::string(100000, '\0')).dropped);
@@ -89,7 +80,7 @@ size_t next_record(const std::string& wal, size_t header) {
 TEST_CASE("wal_tail: a last record torn or cut short is dropped; damage before it is not a tail") {
   const std::string wal =
       live_wal({std::string(300, 'a'), std::string(300, 'b'), std::string(300, 'c')});
-  const size_t end = data_end(wal);
+  const size_t end = testing::wal_data_end(wal);
   // Three writes, three records from the start of the file.
   const size_t second = next_record(wal, 0);
   const size_t third = next_record(wal, second);
@@ -132,7 +123,7 @@ TEST_CASE("wal_tail: a last record torn or cut short is dropped; damage before i
 TEST_CASE("wal_tail: a record split over blocks is dropped whole when its last fragment is torn") {
   const std::string big(100000, 'z');  // FIRST, MIDDLE, MIDDLE, LAST fragments
   const std::string wal = live_wal({std::string(100, 'a'), big});
-  const size_t end = data_end(wal);
+  const size_t end = testing::wal_data_end(wal);
   REQUIRE(find_wal_tail(wal).end == end);
   std::string torn = wal;
   std::fill(torn.begin() + static_cast<long>(end - 50), torn.begin() + static_cast<long>(end),
@@ -175,8 +166,8 @@ TEST_CASE(
     }
   }
   const fs::path copied = fs::path(copy.path()) / fs::path(wal_path).filename();
-  std::string bytes = read_file(copied);
-  const size_t end = data_end(bytes);
+  std::string bytes = testing::file_bytes(copied);
+  const size_t end = testing::wal_data_end(bytes);
   std::fill(bytes.begin() + static_cast<long>(end - 100), bytes.begin() + static_cast<long>(end),
             '\0');
   std::ofstream(copied, std::ios::binary | std::ios::trunc) << bytes;
