@@ -46,6 +46,7 @@ Result<std::string> read_token_file(const std::string& path) {
 
 Server::Server(ServerOptions options)
     : options_(std::move(options)),
+      read_readiness_(io_),
       acceptor_(io_),
       signals_(io_, SIGINT, SIGTERM),
       grace_timer_(io_),
@@ -110,6 +111,7 @@ Status Server::open() {
                   .reconcile_every_ms = options_.reconcile_every_ms,
                   .profile_writes = options_.profile_writes}));
 
+  TARDE_RETURN_IF_ERROR(read_readiness_.open());
   asio::error_code ec;
   const auto address = asio::ip::make_address(options_.listen_host, ec);
   if (ec) return Status::invalid_argument("bad listen address " + options_.listen_host);

@@ -69,6 +69,7 @@ class Server final : public SessionHost {
   void park(const std::shared_ptr<Session>& session, const std::string& queue) override;
   std::optional<std::string> start_backup(const std::shared_ptr<Session>& session) override;
   bool backups_enabled() const override { return !options_.backup_dir.empty(); }
+  ReadReadiness& read_readiness() override { return read_readiness_; }
   void session_closed(Session* session) override;
 
  private:
@@ -83,6 +84,7 @@ class Server final : public SessionHost {
   ServerOptions options_;
   Figures figures_;  // before everything that declares figures in it
   asio::io_context io_;
+  ReadReadiness read_readiness_;  // before sessions_: they use it until closed
   asio::ip::tcp::acceptor acceptor_;
   asio::signal_set signals_;
   asio::steady_timer grace_timer_;  // bounds a clean shutdown

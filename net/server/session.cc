@@ -24,6 +24,16 @@ void Session::start() {
   asio::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
   socket_.non_blocking(true, ignored);
+  const Status watched = host_.read_readiness().watch(socket_.native_handle(), this);
+  if (!watched.is_ok()) {
+    spdlog::warn(LogRecord("session.unwatched")
+                     .number("conn", ctx_.conn_id)
+                     .text("error", watched.to_string())
+                     .line());
+    close();
+    return;
+  }
+  watched_ = true;
   do_read();
 }
 
@@ -38,23 +48,26 @@ bool Session::over_bounds() const {
 }
 
 void Session::do_read() {
-  if (reading_ || closing_ || closed_) return;
-  if (over_bounds()) {
+  if (closed_ || !watched_) return;
+  // Never hold more unparsed input than one maximal command.
+  const size_t unparsed = input_.size() - input_start_;
+  bool wanted = !closing_;
+  if (wanted && over_bounds()) {
     // Replies waiting for a commit pause reading silently (the commit frees
     // them); replies waiting for the client to read are the client's doing.
     if (pending_bytes_ >= kOutputBytesMax) note_paused();
+    wanted = false;
+  } else if (wanted) {
+    note_caught_up();
+    wanted = unparsed <= kLineBytesMax + host_.decoder().payload_bytes_max() + 2;
+  }
+  if (wanted == reading_) return;
+  const Status status = host_.read_readiness().want_input(socket_.native_handle(), this, wanted);
+  if (!status.is_ok()) {
+    close();
     return;
   }
-  note_caught_up();
-  // Never hold more unparsed input than one maximal command.
-  const size_t unparsed = input_.size() - input_start_;
-  if (unparsed > kLineBytesMax + host_.decoder().payload_bytes_max() + 2) return;
-  reading_ = true;
-  // Wait for readability first and read only then, so that an idle
-  // connection holds no read buffer.
-  socket_.async_wait(
-      asio::ip::tcp::socket::wait_read,
-      [self = shared_from_this()](const asio::error_code& ec) { self->on_read(ec); });
+  reading_ = wanted;
 }
 
 // Logged once per episode, which lasts until the client has read every
@@ -83,27 +96,26 @@ void Session::note_caught_up() {
                    .line());
 }
 
-void Session::on_read(const asio::error_code& wait_error) {
-  reading_ = false;
+void Session::on_readable(bool broken) {
   if (closed_) return;
-  if (wait_error) {
-    close();
+  if (!reading_) {
+    // Not reading (paused, or closing): only a broken socket is news.
+    if (broken) close();
     return;
   }
+  const std::shared_ptr<Session> self = shared_from_this();
   // Read into one buffer shared by every session of the thread and keep only
-  // the bytes that came: no size query, no zero-filling of a fresh chunk.
+  // the bytes that came: no size query, no zero-filling of a fresh chunk,
+  // and no read buffer held by an idle connection.
   thread_local std::array<char, kReadChunkBytes> scratch;
   asio::error_code ec;
   const size_t bytes = socket_.read_some(asio::buffer(scratch), ec);
-  if (bytes > 0) input_.append(scratch.data(), bytes);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) {
-    do_read();
-    return;
-  }
+  if (ec == asio::error::would_block || ec == asio::error::try_again) return;
   if (ec) {
     close();
     return;
   }
+  input_.append(scratch.data(), bytes);
   process();
   do_read();
 }
@@ -310,6 +322,8 @@ void Session::close() {
   closed_ = true;
   parked_ = false;
   wait_timer_.cancel();
+  if (watched_) host_.read_readiness().forget(socket_.native_handle());
+  reading_ = false;
   asio::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);

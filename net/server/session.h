@@ -10,6 +10,7 @@
 
 #include "net/core/waiters.h"
 #include "net/server/commands.h"
+#include "net/server/read_readiness.h"
 
 namespace tarde::net {
 
@@ -29,7 +30,8 @@ class SessionHost;
 // kept alive by its pending async operations. io thread only.
 class Session final : public std::enable_shared_from_this<Session>,
                       public ReserveWaiter,
-                      public CommitWaiter {
+                      public CommitWaiter,
+                      public ReadReadiness::Reader {
  public:
   // A client that pipelines without reading is paused past these.
   static constexpr size_t kPendingRepliesMax = 1024;
@@ -56,6 +58,8 @@ class Session final : public std::enable_shared_from_this<Session>,
   bool idle_since(std::chrono::steady_clock::time_point since) const {
     return last_command_at_ < since && !parked_ && pending_.empty() && !writing_;
   }
+  // ReadReadiness::Reader: input came (or the socket broke).
+  void on_readable(bool broken) override;
   CommandContext& context() { return ctx_; }
   void close();
   // Stops taking commands; closes once every queued reply is written.
@@ -69,7 +73,6 @@ class Session final : public std::enable_shared_from_this<Session>,
   };
 
   void do_read();
-  void on_read(const asio::error_code& wait_error);
   void process();
   bool process_one();
   void push_reply(std::string text, uint64_t dep, bool close_after);
@@ -91,8 +94,9 @@ class Session final : public std::enable_shared_from_this<Session>,
   std::string output_;
   std::string write_buffer_;  // the bytes of the one write in flight
   size_t pending_bytes_ = 0;
-  bool reading_ = false;
-  bool paused_ = false;  // reading stopped at the output bounds; logged once
+  bool watched_ = false;  // registered with the host's ReadReadiness
+  bool reading_ = false;  // wants input from the ReadReadiness
+  bool paused_ = false;   // reading stopped at the output bounds; logged once
   bool writing_ = false;
   bool parked_ = false;  // waiting in RESERVE wait=, or for BACKUP
   bool parked_for_backup_ = false;

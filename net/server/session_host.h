@@ -7,6 +7,7 @@
 
 #include "base/figures.h"
 #include "engine/engine.h"
+#include "net/server/read_readiness.h"
 #include "net/wire/codec.h"
 
 namespace tarde::net {
@@ -26,6 +27,8 @@ class SessionHost {
   virtual const std::optional<std::string>& auth_token() const = 0;
   virtual bool shutting_down() const = 0;
   virtual bool backups_enabled() const = 0;
+  // Where the session learns that its socket has input.
+  virtual ReadReadiness& read_readiness() = 0;
 
   // A command is about to run: count it, and start watching which staged
   // commit its reply reads (observed_seq() after it ran).

@@ -93,7 +93,9 @@ class FuzzHost final : public net::SessionHost {
       : io_(io),
         decoder_((setup & kSetupSmallPayload) ? kSmallPayloadBytesMax
                                               : net::kDefaultPayloadBytesMax),
-        random_(setup >> 3) {
+        random_(setup >> 3),
+        readiness_(io) {
+    FUZZ_CHECK(readiness_.open().is_ok());
     if (setup & kSetupAuth) auth_token_ = std::string(kAuthToken);
     engine_options_.retry_lead_ms = (setup & kSetupRetryLead) ? kRetryLeadMs : 0;
     start();
@@ -189,6 +191,7 @@ class FuzzHost final : public net::SessionHost {
   bool shutting_down() const override { return false; }
   // No backup directory: BACKUP answers NOT_CONFIGURED before it asks.
   bool backups_enabled() const override { return false; }
+  net::ReadReadiness& read_readiness() override { return readiness_; }
   std::optional<std::string> start_backup(const std::shared_ptr<net::Session>&) override {
     std::abort();  // unreachable while backups_enabled() is false
   }
@@ -268,6 +271,7 @@ class FuzzHost final : public net::SessionHost {
   std::optional<std::string> auth_token_;
   ManualClock clock_;
   engine::SeededRandom random_;
+  net::ReadReadiness readiness_;  // sessions' input, through an epoll set of its own
   engine::Engine::Options engine_options_;
   storage::MemKv durable_;
   std::unique_ptr<storage::StagedKv> staged_;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -59,6 +61,16 @@ bool count_replies(int fd, std::string_view head, size_t expected) {
   return seen == expected;
 }
 
+// Whether the server's log says `what` within `wait`.
+bool logs_within(ServerProcess& server, std::string_view what, std::chrono::seconds wait) {
+  const auto give_up = std::chrono::steady_clock::now() + wait;
+  while (server.log().find(what) == std::string::npos) {
+    if (std::chrono::steady_clock::now() >= give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 TEST_CASE("a client that pipelines and never reads is paused, logged once, then served in full") {
   ServerProcess server;
   RawClient c(server.port(), std::chrono::seconds(30));
@@ -75,12 +87,7 @@ TEST_CASE("a client that pipelines and never reads is paused, logged once, then 
   for (size_t i = 0; i < commands; ++i) pipeline += "STATS\r\n";
   std::thread sender([&] { c.send(pipeline); });
 
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (server.log().find("paused reading") == std::string::npos &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  REQUIRE(server.log().find("paused reading") != std::string::npos);
+  REQUIRE(logs_within(server, "paused reading", std::chrono::seconds(20)));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // would it keep growing?
   const size_t rss_paused = resident_bytes(server.pid());
   INFO("rss before " << rss_before << ", paused " << rss_paused);
@@ -97,6 +104,55 @@ TEST_CASE("a client that pipelines and never reads is paused, logged once, then 
   CHECK(pauses >= 1);
   CHECK(pauses < 100);
   CHECK(count_of(log, "pause over") == pauses);
+}
+
+// CPU time (user and system) of process pid so far, in clock ticks.
+long cpu_ticks(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string skip;
+  for (int i = 0; i < 11; ++i) fields >> skip;  // state .. cmajflt
+  long user = 0;
+  long system = 0;
+  fields >> user >> system;
+  return user + system;
+}
+
+// The connections now open, from STATS on a connection of its own.
+std::string open_connections(uint16_t port) {
+  RawClient probe(port);
+  for (const std::string& line : probe.block("STATS")) {
+    if (line.rfind("connections ", 0) == 0) return line.substr(12);
+  }
+  return "<none>";
+}
+
+TEST_CASE("a paused client that hangs up is closed, and its socket costs nothing afterwards") {
+  ServerProcess server;
+  {
+    RawClient c(server.port(), std::chrono::seconds(30));
+    std::string pipeline;
+    for (int i = 0; i < 200'000; ++i) pipeline += "STATS\r\n";
+    // Send until the server stops reading (the pipe fills), never reading.
+    std::thread sender([&] { c.try_send(pipeline); });
+    REQUIRE(logs_within(server, "paused reading", std::chrono::seconds(20)));
+    ::shutdown(c.fd(), SHUT_RDWR);  // unread replies: the hang-up is a reset
+    sender.join();
+    c.close();
+  }
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (open_connections(server.port()) != "1" && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(open_connections(server.port()) == "1");  // the probe's own
+  // A socket reported again and again would spin the io thread: a second of
+  // it is about 100 ticks; an idle server spends next to none.
+  const long before = cpu_ticks(server.pid());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const long spent = cpu_ticks(server.pid()) - before;
+  INFO("ticks in one idle second: " << spent);
+  CHECK(spent < 30);
 }
 
 TEST_CASE("the server listens on 127.0.0.1 unless told otherwise, and warns when reachable") {

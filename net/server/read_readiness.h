@@ -1,0 +1,53 @@
+#pragma once
+
+#include <asio.hpp>
+#include <cstdint>
+
+#include "base/status.h"
+
+namespace tarde::net {
+
+// ReadReadiness tells the sessions of the io thread when their sockets have
+// input, through an epoll set of its own that Asio watches as one
+// descriptor. Asio's wait for readability re-arms the socket's registration
+// with an epoll_ctl on every wait, one per command, and its reads try a
+// recv before waiting, a second syscall per command; here each socket is
+// registered once, level-triggered, and one pass of the io thread costs one
+// epoll_wait and one re-arm however many sockets it serves. Writes stay
+// with Asio. io thread only; destroyed after every watched socket is closed.
+class ReadReadiness {
+ public:
+  // Told that its socket has input, or is broken (an error, or both
+  // directions shut): either way a read returns at once.
+  class Reader {
+   public:
+    virtual void on_readable(bool broken) = 0;
+
+   protected:
+    ~Reader() = default;
+  };
+
+  explicit ReadReadiness(asio::io_context& io);
+  ~ReadReadiness();
+  ReadReadiness(const ReadReadiness&) = delete;
+  ReadReadiness& operator=(const ReadReadiness&) = delete;
+
+  // Creates the epoll set and starts watching it. Before anything else.
+  [[nodiscard]] Status open();
+  // Registers `fd` for `reader`, not yet wanting input.
+  [[nodiscard]] Status watch(int fd, Reader* reader);
+  // Whether `reader` wants to hear of input on `fd` (a broken socket is
+  // reported either way).
+  [[nodiscard]] Status want_input(int fd, Reader* reader, bool wanted);
+  // Stops watching `fd`; before it is closed.
+  void forget(int fd);
+
+ private:
+  void arm();
+  void on_ready(const asio::error_code& ec);
+  Status control(int op, int fd, Reader* reader, uint32_t events);
+
+  asio::posix::stream_descriptor descriptor_;
+};
+
+}  // namespace tarde::net
