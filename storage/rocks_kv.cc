@@ -290,6 +290,11 @@ rocksdb::Status open_db_with(const std::string& dir, const RocksKv::Options& opt
   db_options.max_total_wal_size = kMaxTotalWalBytes;
   db_options.manifest_preallocation_size = kManifestPreallocationBytes;
   db_options.keep_log_file_num = kInfoLogFilesKept;
+  // tarde writes one group at a time: a write group has one batch, so
+  // memtable inserts need no atomics, and nobody waits in the write queue
+  // long enough to be worth spinning for on two cores.
+  db_options.allow_concurrent_memtable_write = false;
+  db_options.enable_write_thread_adaptive_yield = false;
   const bool writable = !options.read_only && options.secondary_path.empty();
   // A record cut short at the end of the WAL is a write that was never
   // acknowledged (it would have been fsynced first): replay stops before it.
