@@ -13,7 +13,8 @@ namespace tarde::net {
 // with an epoll_ctl on every wait, one per command, and its reads try a
 // recv before waiting, a second syscall per command; here each socket is
 // registered once, level-triggered, and one pass of the io thread costs one
-// epoll_wait and one re-arm however many sockets it serves. Writes stay
+// epoll_wait of the set and one re-arm of the set's descriptor in Asio,
+// however many sockets it serves. Writes stay
 // with Asio. io thread only; destroyed after every watched socket is closed.
 class ReadReadiness {
  public:

@@ -27,7 +27,8 @@ class SessionHost;
 // for a client; past that the session stops reading, so a client that never
 // reads cannot make the server buffer without bound. A pause at the byte
 // bound is logged once, and its end (every reply read) once. Lifetime: shared_ptr,
-// kept alive by its pending async operations. io thread only.
+// held by its host from start() until close(), and by its pending async
+// operations. io thread only.
 class Session final : public std::enable_shared_from_this<Session>,
                       public ReserveWaiter,
                       public CommitWaiter,
