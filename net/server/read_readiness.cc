@@ -22,11 +22,6 @@ Status errno_status(const char* what) {
 
 ReadReadiness::ReadReadiness(asio::io_context& io) : descriptor_(io) {}
 
-ReadReadiness::~ReadReadiness() {
-  asio::error_code ignored;
-  descriptor_.close(ignored);
-}
-
 Status ReadReadiness::open() {
   const int fd = epoll_create1(EPOLL_CLOEXEC);
   if (fd < 0) return errno_status("epoll_create1");

@@ -14,8 +14,8 @@ namespace tarde::net {
 // recv before waiting, a second syscall per command; here each socket is
 // registered once, level-triggered, and one pass of the io thread costs one
 // epoll_wait of the set and one re-arm of the set's descriptor in Asio,
-// however many sockets it serves. Writes stay
-// with Asio. io thread only; destroyed after every watched socket is closed.
+// however many sockets it serves. Writes stay with Asio. io thread only;
+// destroyed (its descriptor closed by Asio) after every watched socket is.
 class ReadReadiness {
  public:
   // Told that its socket has input, or is broken (an error, or both
@@ -29,7 +29,6 @@ class ReadReadiness {
   };
 
   explicit ReadReadiness(asio::io_context& io);
-  ~ReadReadiness();
   ReadReadiness(const ReadReadiness&) = delete;
   ReadReadiness& operator=(const ReadReadiness&) = delete;
 
