@@ -20,11 +20,11 @@ inline constexpr int kExitNoServer = 3;
 // Both campaigns' pacing. Random kills come this long after a (re)start:
 // short enough for many kills per minute, long enough for whole lifecycles
 // to run in between. Progress is printed every kProgressEvery; the final
-// drain gives up after kDrainLimit.
+// drain gives up when no transaction settled for kDrainStallLimit.
 inline constexpr int64_t kLifeMinMs = 150;
 inline constexpr int64_t kLifeMaxMs = 1500;
 inline constexpr std::chrono::seconds kProgressEvery{2};
-inline constexpr std::chrono::seconds kDrainLimit{60};
+inline constexpr std::chrono::seconds kDrainStallLimit{60};
 
 // The figures a campaign prints in its summary.
 struct CampaignFigures {

@@ -178,10 +178,12 @@ Status enqueue_burst(uint16_t port, Recorder& recorder, uint64_t seed, uint64_t 
   return Status::ok();
 }
 
-bool drain(uint16_t port, Recorder& recorder, std::chrono::steady_clock::time_point deadline) {
+bool drain(uint16_t port, Recorder& recorder, std::chrono::steady_clock::duration stall_limit) {
   std::set<std::string> done;
   std::unique_ptr<client::Client> client;
-  while (std::chrono::steady_clock::now() < deadline) {
+  size_t done_before = 0;
+  auto progressed_at = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - progressed_at < stall_limit) {
     if (!client || !client->is_open()) {
       auto made = connect(port);
       if (!made.is_ok()) return false;
@@ -214,6 +216,10 @@ bool drain(uint16_t port, Recorder& recorder, std::chrono::steady_clock::time_po
         });
     for (const auto& [id, attempt] : in_flight) respond_success(*client, recorder, id, attempt);
     if (read && all) return true;
+    if (done.size() > done_before) {
+      done_before = done.size();
+      progressed_at = std::chrono::steady_clock::now();
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;

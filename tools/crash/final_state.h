@@ -28,8 +28,10 @@ namespace tarde::crash {
 // SUCCESS (its answer was lost with a connection), while the workload's
 // dispatchers answer SUCCESS to every request they reserve. Returns true once
 // every transaction is terminal, dead-lettered or was never created, false
-// when `deadline` passed first. GETs and RESPONDs are recorded.
-bool drain(uint16_t port, Recorder& recorder, std::chrono::steady_clock::time_point deadline);
+// when no transaction settled for `stall_limit` (a backlog that is still
+// shrinking, however slowly, is drained to its end). GETs and RESPONDs are
+// recorded.
+bool drain(uint16_t port, Recorder& recorder, std::chrono::steady_clock::duration stall_limit);
 
 // GET, HISTORY and the dead-letter status of every transaction in `ids`.
 // FinalTx::read is false for one that could not be read.
