@@ -10,11 +10,12 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/server_process.h"
+
 namespace tarde::testing {
 namespace {
 
-// How long a server may take to start listening, and to stop after SIGTERM.
-constexpr auto kStartTimeout = std::chrono::seconds(10);
+// How long a server may take to stop after SIGTERM.
 constexpr auto kStopTimeout = std::chrono::seconds(5);
 
 std::string read_all(const std::string& path) {
@@ -69,7 +70,7 @@ CliTestServer::CliTestServer(const std::vector<std::string>& extra_args)
   pid_ = spawn(argv, "/dev/null", log_path_, log_path_);
   if (pid_ < 0) return;
   const std::string marker = "tarde listening on 127.0.0.1:";
-  const auto give_up = std::chrono::steady_clock::now() + kStartTimeout;
+  const auto give_up = std::chrono::steady_clock::now() + kServerStartTimeout;
   while (std::chrono::steady_clock::now() < give_up) {
     const std::string text = read_all(log_path_);
     const size_t at = text.find(marker);

@@ -15,7 +15,6 @@
 namespace tarde::testing {
 namespace {
 
-constexpr auto kStartTimeout = std::chrono::seconds(10);
 constexpr auto kPollInterval = std::chrono::milliseconds(5);
 constexpr std::string_view kListening = "tarde listening on 127.0.0.1:";
 
@@ -77,7 +76,7 @@ void ServerProcess::start() {
   pid_ = child;
   port_ = 0;
 
-  const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  const auto deadline = std::chrono::steady_clock::now() + kServerStartTimeout;
   while (true) {
     const std::string text = read_file(log_path_).substr(log_offset);
     const size_t at = text.find(kListening);

@@ -11,6 +11,9 @@
 
 namespace tarde::testing {
 
+// How long a started `tarde serve` may take to log its listening line.
+inline constexpr auto kServerStartTimeout = std::chrono::seconds(10);
+
 // ServerProcess runs the real `tarde serve` binary (TARDE_BIN_DIR "/tarde")
 // for protocol tests: on 127.0.0.1 with a free port, on a data directory in
 // its own TempDir, with stdout and stderr appended to a log file next to it.

@@ -13,6 +13,9 @@ namespace tarde::bench {
 // utime + stime of pid and its descendants, in seconds; 0 if pid is 0.
 double cpu_seconds(int pid);
 
+// Bytes in a MiB, for the figures printed in MiB.
+inline constexpr double kMiB = 1024.0 * 1024.0;
+
 // Resident memory in bytes: VmRSS for a single process; for a tree, the sum
 // of Pss (so shared buffers are not counted once per backend).
 int64_t memory_bytes(int pid);

@@ -14,8 +14,6 @@
 namespace tarde::bench {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
-
 // One second of enqueues due now, then drained; returns enqueues per second
 // (0 on failure).
 double calibrate_enqueue_rate(Run& run) {

@@ -49,9 +49,9 @@ constexpr const char* kQueue = "bench";
 // includes the page cache, which is not what the index costs.
 constexpr int kReadRepeats = 5;
 constexpr int kCrashViewOpens = 5;
-constexpr auto kSettlePoll = std::chrono::milliseconds(500);
-constexpr auto kSettledFor = std::chrono::seconds(3);
-constexpr auto kSettleAtMost = std::chrono::seconds(120);
+constexpr auto kIndexSettlePoll = std::chrono::milliseconds(500);
+constexpr auto kIndexSettledFor = std::chrono::seconds(3);
+constexpr auto kIndexSettleAtMost = std::chrono::seconds(120);
 
 std::string tx_id_of(uint64_t number) { return "ix" + std::to_string(number); }
 
@@ -253,7 +253,7 @@ int run_w4_index(const Options& given) {
   const HeadReads reopened = time_head_reads(*store, floor);
 
   std::fprintf(stderr, "[w4-index] waiting for compaction to settle\n");
-  wait_until_unchanged(dir, kSettlePoll, kSettledFor, kSettleAtMost);
+  wait_until_unchanged(dir, kIndexSettlePoll, kIndexSettledFor, kIndexSettleAtMost);
   const int64_t data = data_bytes(dir);
   const HeadReads settled = time_head_reads(*store, floor);
 

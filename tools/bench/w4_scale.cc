@@ -18,7 +18,6 @@
 namespace tarde::bench {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
 constexpr int64_t kBacklogDelayUs = 3600LL * 1'000'000;
 constexpr int64_t kProbeDelayUs = 2'000'000;
 // How long w4-restart keeps trying: far above any restart seen.

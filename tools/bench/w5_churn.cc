@@ -13,7 +13,6 @@
 namespace tarde::bench {
 
 int run_w5_churn(const Options& options) {
-  constexpr double kMiB = 1024.0 * 1024.0;
   Run run(options);
   if (!run.open(options.connections)) return 1;
   Ledger& ledger = run.ledger();

@@ -21,9 +21,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// An armed life gets at least this long to reach its crash point before it
-// is killed at random after all.
-constexpr int64_t kArmedLifeMs = 3000;
 // A life armed at wheel.after_page dies there only once the burst's last due
 // entries come due, which final_state.cc's enqueue_burst places past the
 // burst's estimated end: on a slow build (the sanitizers) that is later than
@@ -44,10 +41,6 @@ uint64_t count_limit(const std::string& point) {
   if (point == "reconcile.after_slice") return 5;
   if (point.rfind("commit.", 0) == 0) return 40;
   return 20;
-}
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 class Campaign {

@@ -25,6 +25,14 @@ inline constexpr int64_t kLifeMinMs = 150;
 inline constexpr int64_t kLifeMaxMs = 1500;
 inline constexpr std::chrono::seconds kProgressEvery{2};
 inline constexpr std::chrono::seconds kDrainStallLimit{60};
+// An armed life gets at least this long to reach its crash point before it
+// is killed at random after all.
+inline constexpr int64_t kArmedLifeMs = 3000;
+
+// Seconds since `start`, for progress lines and summaries.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // The figures a campaign prints in its summary.
 struct CampaignFigures {

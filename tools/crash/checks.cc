@@ -21,8 +21,6 @@ bool may_be_trimmed(const Op& op, const std::vector<client::TxEvent>& history) {
   return false;
 }
 
-bool is_terminal(const std::string& state) { return state == "SUCCEEDED" || state == "FAILED"; }
-
 // Replies that report a transition the server made for this request.
 bool acknowledged_transition(const Op& op) {
   if (op.outcome != OpOutcome::kReplied) return false;
@@ -30,10 +28,6 @@ bool acknowledged_transition(const Op& op) {
   const client::ReplyKind s = op.summary.status;
   return s == client::ReplyKind::kCreated || s == client::ReplyKind::kOk ||
          s == client::ReplyKind::kBuried;
-}
-
-void add(CheckReport& report, const char* guarantee, const std::string& id, std::string text) {
-  report.violations.push_back(Violation{guarantee, id, std::move(text)});
 }
 
 // Finds an unused history event that is this acknowledged transition.
@@ -97,38 +91,42 @@ void check_kept(const std::string& id, const TxLog& log, const FinalTx& final,
     if (op.outcome != OpOutcome::kReplied || op.summary.status == client::ReplyKind::kNotFound) {
       if (op.outcome == OpOutcome::kReplied && op.kind != OpKind::kGet) {
         report.checks += 1;
-        add(report, "G1", id, "the transaction was not found although created: " + describe(op));
+        add_violation(report, "G1", id,
+                      "the transaction was not found although created: " + describe(op));
       }
       continue;
     }
     report.checks += 1;
     if (!final.found) {
-      add(report, "G1", id, "acknowledged, but GET answers NOT_FOUND at the end: " + describe(op));
+      add_violation(report, "G1", id,
+                    "acknowledged, but GET answers NOT_FOUND at the end: " + describe(op));
       return;
     }
     if (is_terminal(op.summary.state)) {
       report.checks += 1;
       if (final.info.state != op.summary.state) {
-        add(report, "G1", id,
+        add_violation(
+            report, "G1", id,
             "acknowledged terminal state lost, now " + final.info.state + ": " + describe(op));
       }
     }
     if (acknowledged_transition(op) && !may_be_trimmed(op, final.history)) {
       report.checks += 1;
       if (!match_event(op, final.history, used)) {
-        add(report, "G1", id, "HISTORY lacks the acknowledged transition of " + describe(op));
+        add_violation(report, "G1", id,
+                      "HISTORY lacks the acknowledged transition of " + describe(op));
       }
     }
     if (op.kind == OpKind::kEnqueue && op.summary.status == client::ReplyKind::kCreated) {
       report.checks += 1;
       if (final.info.queue != plan.queue || final.info.max_attempts != plan.max_attempts ||
           final.info.payload_bytes != plan.payload.size()) {
-        add(report, "G1", id,
-            "created with queue " + plan.queue + ", max_attempts " +
-                std::to_string(plan.max_attempts) + ", " + std::to_string(plan.payload.size()) +
-                " payload bytes; GET shows " + final.info.queue + ", " +
-                std::to_string(final.info.max_attempts) + ", " +
-                std::to_string(final.info.payload_bytes));
+        add_violation(report, "G1", id,
+                      "created with queue " + plan.queue + ", max_attempts " +
+                          std::to_string(plan.max_attempts) + ", " +
+                          std::to_string(plan.payload.size()) + " payload bytes; GET shows " +
+                          final.info.queue + ", " + std::to_string(final.info.max_attempts) + ", " +
+                          std::to_string(final.info.payload_bytes));
       }
     }
     // An acknowledged retry is eventually handed out, or resolved before.
@@ -149,18 +147,18 @@ void check_kept(const std::string& id, const TxLog& log, const FinalTx& final,
         honoured = honoured || ((resolved || fired) && e.at_ms >= sent_ms - 1);
       }
       if (!honoured && !may_be_trimmed(op, final.history)) {
-        add(report, "G1", id,
-            "the acknowledged retry was never handed out nor resolved: " + describe(op));
+        add_violation(report, "G1", id,
+                      "the acknowledged retry was never handed out nor resolved: " + describe(op));
       }
     }
   }
   for (const HandOut& h : log.hand_outs) {
     report.checks += 1;
     if (h.payload != plan.payload || h.key != id + "#" + std::to_string(h.attempt)) {
-      add(report, "G1", id,
-          "attempt " + std::to_string(h.attempt) + " was handed out with key " + h.key +
-              " and a payload of " + std::to_string(h.payload.size()) +
-              " bytes that is not the enqueued one");
+      add_violation(report, "G1", id,
+                    "attempt " + std::to_string(h.attempt) + " was handed out with key " + h.key +
+                        " and a payload of " + std::to_string(h.payload.size()) +
+                        " bytes that is not the enqueued one");
     }
   }
 }
@@ -176,9 +174,10 @@ void check_attempts(const std::string& id, const TxLog& log, const FinalTx& fina
     // check looked at a duplicate hand-out at all.)
     report.checks += 1;
     if (const Op* answered = answered_before(h.attempt, h.reserve_send_us, log)) {
-      add(report, "G2", id,
-          "attempt " + std::to_string(h.attempt) + " was handed out again at " +
-              std::to_string(h.recv_us / 1000) + " to a RESERVE sent after " + describe(*answered));
+      add_violation(report, "G2", id,
+                    "attempt " + std::to_string(h.attempt) + " was handed out again at " +
+                        std::to_string(h.recv_us / 1000) + " to a RESERVE sent after " +
+                        describe(*answered));
     }
   }
   if (log.plan->sent && final.found) out.insert(1);
@@ -186,14 +185,14 @@ void check_attempts(const std::string& id, const TxLog& log, const FinalTx& fina
   for (const uint32_t attempt : out) {
     report.checks += 1;
     if (attempt == 0 || attempt > max_attempts) {
-      add(report, "G2", id,
-          "attempt " + std::to_string(attempt) + " was handed out; max_attempts is " +
-              std::to_string(max_attempts));
+      add_violation(report, "G2", id,
+                    "attempt " + std::to_string(attempt) + " was handed out; max_attempts is " +
+                        std::to_string(max_attempts));
     }
     if (attempt > 1 && out.count(attempt - 1) == 0) {
-      add(report, "G2", id,
-          "attempt " + std::to_string(attempt) + " was handed out but attempt " +
-              std::to_string(attempt - 1) + " never went out");
+      add_violation(report, "G2", id,
+                    "attempt " + std::to_string(attempt) + " was handed out but attempt " +
+                        std::to_string(attempt - 1) + " never went out");
     }
   }
 }
@@ -206,11 +205,12 @@ void check_settled(const std::string& id, const TxLog& log, const FinalTx& final
   const std::string& state = final.info.state;
   if (is_terminal(state)) return;
   if (state == "SENDING" && final.dead_lettered) return;
-  add(report, "G5", id,
-      "stuck after the drain: " + state + " attempt " + std::to_string(final.info.attempt) +
-          " next_attempt " + std::to_string(final.info.next_attempt) + " next_fire_at " +
-          std::to_string(final.info.next_fire_at_ms) +
-          (state == "SENDING" ? " (its request is not dead-lettered)" : ""));
+  add_violation(report, "G5", id,
+                "stuck after the drain: " + state + " attempt " +
+                    std::to_string(final.info.attempt) + " next_attempt " +
+                    std::to_string(final.info.next_attempt) + " next_fire_at " +
+                    std::to_string(final.info.next_fire_at_ms) +
+                    (state == "SENDING" ? " (its request is not dead-lettered)" : ""));
 }
 
 }  // namespace detail

@@ -57,5 +57,16 @@ void check_settled(const std::string& id, const TxLog& log, const FinalTx& final
                    CheckReport& report);
 std::string describe(const Op& op);
 
+// SUCCEEDED and FAILED end a transaction.
+inline bool is_terminal(const std::string& state) {
+  return state == "SUCCEEDED" || state == "FAILED";
+}
+
+// Records that transaction `id` broke `guarantee` ("G1" ... "G5"), and how.
+inline void add_violation(CheckReport& report, const char* guarantee, const std::string& id,
+                          std::string text) {
+  report.violations.push_back(Violation{guarantee, id, std::move(text)});
+}
+
 }  // namespace detail
 }  // namespace tarde::crash

@@ -10,12 +10,6 @@
 namespace tarde::crash::detail {
 namespace {
 
-bool is_terminal(const std::string& state) { return state == "SUCCEEDED" || state == "FAILED"; }
-
-void add(CheckReport& report, const char* guarantee, const std::string& id, std::string text) {
-  report.violations.push_back(Violation{guarantee, id, std::move(text)});
-}
-
 // The reply announced the creation of attempt `next_attempt` as a retry
 // scheduled at next_fire_at: no hand-out of that attempt can precede it.
 bool creates_attempt(const Op& op) {
@@ -116,11 +110,11 @@ void check_fire_times(const std::string& id, const TxLog& log, const FinalTx& fi
       if (e.at_ms <= op.recv_us / 1000) continue;
       report.checks += 1;
       if (e.at_ms < fire_at_ms - kRetryLeadMs) {
-        add(report, "G3", id,
-            "HISTORY shows attempt " + std::to_string(attempt) + " fired at " +
-                std::to_string(e.at_ms) + ", " + std::to_string(fire_at_ms - e.at_ms) +
-                " ms before the next_fire_at announced by " + describe(op) + " (--retry-lead " +
-                std::to_string(kRetryLeadMs) + "ms)");
+        add_violation(report, "G3", id,
+                      "HISTORY shows attempt " + std::to_string(attempt) + " fired at " +
+                          std::to_string(e.at_ms) + ", " + std::to_string(fire_at_ms - e.at_ms) +
+                          " ms before the next_fire_at announced by " + describe(op) +
+                          " (--retry-lead " + std::to_string(kRetryLeadMs) + "ms)");
       }
     }
     const bool created = creates_attempt(op);
@@ -132,10 +126,10 @@ void check_fire_times(const std::string& id, const TxLog& log, const FinalTx& fi
       report.checks += 1;
       const int64_t recv_ms = h.recv_us / 1000;
       if (recv_ms < fire_at_ms) {
-        add(report, "G3", id,
-            "attempt " + std::to_string(attempt) + " handed out at " + std::to_string(recv_ms) +
-                ", " + std::to_string(fire_at_ms - recv_ms) +
-                " ms before the next_fire_at announced by " + describe(op));
+        add_violation(report, "G3", id,
+                      "attempt " + std::to_string(attempt) + " handed out at " +
+                          std::to_string(recv_ms) + ", " + std::to_string(fire_at_ms - recv_ms) +
+                          " ms before the next_fire_at announced by " + describe(op));
       }
     }
   }
@@ -152,12 +146,13 @@ void check_stale(const std::string& id, const TxLog& log, CheckReport& report) {
     }
     report.checks += 1;
     if (status == client::ReplyKind::kOk && known_stale(op, log)) {
-      add(report, "G4", id, "a message the clients knew to be stale was accepted: " + describe(op));
+      add_violation(report, "G4", id,
+                    "a message the clients knew to be stale was accepted: " + describe(op));
     }
     report.checks += 1;
     if (status == client::ReplyKind::kStale && wrongly_stale(op)) {
-      add(report, "G4", id,
-          "answered STALE although its own summary shows it applies: " + describe(op));
+      add_violation(report, "G4", id,
+                    "answered STALE although its own summary shows it applies: " + describe(op));
     }
   }
 }
@@ -168,8 +163,8 @@ void check_history_rows(const std::string& id, const FinalTx& final, CheckReport
     const client::TxEvent& e = history[i];
     report.checks += 1;
     if (!allowed_row(e.from, e.cause, e.to)) {
-      add(report, "G4", id,
-          "HISTORY shows a transition the state machine forbids: " + describe_event(e));
+      add_violation(report, "G4", id,
+                    "HISTORY shows a transition the state machine forbids: " + describe_event(e));
       continue;
     }
     // The first event, and one after events the server no longer keeps
@@ -177,15 +172,15 @@ void check_history_rows(const std::string& id, const FinalTx& final, CheckReport
     if (i == 0 || e.dropped_before != 0) continue;
     const client::TxEvent& before = history[i - 1];
     if (e.from != before.to || !attempt_follows(before, e) || e.at_ms < before.at_ms) {
-      add(report, "G4", id,
-          "HISTORY " + describe_event(e) + " does not follow " + describe_event(before));
+      add_violation(report, "G4", id,
+                    "HISTORY " + describe_event(e) + " does not follow " + describe_event(before));
     }
   }
   if (final.found && !history.empty()) {
     report.checks += 1;
     if (history.back().to != final.info.state) {
-      add(report, "G1", id,
-          "GET shows " + final.info.state + " but HISTORY ends in " + history.back().to);
+      add_violation(report, "G1", id,
+                    "GET shows " + final.info.state + " but HISTORY ends in " + history.back().to);
     }
   }
 }

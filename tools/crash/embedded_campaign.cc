@@ -37,14 +37,6 @@ constexpr int kFirstClient = 2000;
 // entries (wheel.after_page, recovery.after_repair).
 constexpr const char* kEmbeddedPoints[] = {"commit.before_write", "commit.after_write",
                                            "timer.after_fire"};
-// An armed life gets this long to reach its crash point before it is killed
-// at random after all.
-constexpr int64_t kArmedLifeMs = 3000;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 std::string tail_of(const std::string& path, size_t bytes) {
   std::ifstream in(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
