@@ -12,8 +12,7 @@ namespace tarde::net::http {
 
 HttpServer::HttpServer(asio::io_context& io, Core& core, const Figures& figures,
                        std::optional<std::string> token)
-    : io_(io),
-      core_(core),
+    : core_(core),
       token_(std::move(token)),
       context_{&core, &figures, &rates_},
       acceptor_(io),

@@ -58,7 +58,6 @@ class HttpServer final : public ConnectionHost {
   void do_accept();
   void tick();
 
-  asio::io_context& io_;
   Core& core_;
   std::optional<std::string> token_;
   RateHistory rates_;
