@@ -29,8 +29,6 @@ Result<std::unique_ptr<client::Client>> connect(uint16_t port) {
   return client::Client::connect("127.0.0.1", port, options);
 }
 
-bool settled(const std::string& state) { return state == "SUCCEEDED" || state == "FAILED"; }
-
 Result<std::set<std::string>> dead_lettered(client::Client& client) {
   auto letters = client.deadletters(kQueue, kDeadLettersMax);
   if (!letters.is_ok()) return letters.status();
@@ -207,7 +205,8 @@ bool drain(uint16_t port, Recorder& recorder, std::chrono::steady_clock::duratio
           }
           if (info->state.empty()) return;  // NOT_FOUND: it may still be created
           record_get(recorder, open[i], sent_us, *info);
-          if (settled(info->state) || (info->state == "SENDING" && dead.value().count(open[i]))) {
+          if (detail::is_terminal(info->state) ||
+              (info->state == "SENDING" && dead.value().count(open[i]))) {
             done.insert(open[i]);
             return;
           }
