@@ -97,6 +97,15 @@ class Core {
   [[nodiscard]] Status start_backup(BackupRunner::Done done);
   // Nothing staged and nothing being committed.
   bool idle() const { return committer_->idle(); }
+  // Around one pass of the io thread over its ready sockets: a commit that
+  // would run on the io thread waits for the end of the pass and runs there
+  // (GroupCommitter::hold). Nothing happens before open() succeeded.
+  void hold_commits() {
+    if (committer_) committer_->hold();
+  }
+  void release_commits() {
+    if (committer_) committer_->release();
+  }
   // Called at the end of after_commands() and of every commit: the server
   // finishes its shutdown there.
   void set_after_commands_hook(std::function<void()> hook) { hook_ = std::move(hook); }

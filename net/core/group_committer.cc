@@ -54,11 +54,20 @@ GroupCommitter::~GroupCommitter() {
 void GroupCommitter::kick() {
   if (in_flight_ || !staged_.has_open_group()) return;
   in_flight_ = true;
-  if (mean_writes_ <= kInlineMeanWrites) {
-    asio::post(io_, [this] { commit_inline(); });
-  } else {
+  if (mean_writes_ > kInlineMeanWrites) {
     hand_to_worker();
+  } else if (held_) {
+    inline_due_ = true;
+  } else {
+    asio::post(io_, [this] { commit_inline(); });
   }
+}
+
+void GroupCommitter::release() {
+  held_ = false;
+  if (!inline_due_) return;
+  inline_due_ = false;
+  commit_inline();
 }
 
 GroupCommitter::Job GroupCommitter::seal() {

@@ -46,6 +46,13 @@ class GroupCommitter {
 
   // Starts a commit of the open group when none is in flight.
   void kick();
+  // While held, a commit that would run on the io thread is not posted but
+  // waits for release(), which writes it at once. The io thread holds the
+  // committer for one pass over its ready sockets: the group then takes
+  // every command of the pass and is written right after it, without the
+  // scheduler turn (and its epoll_wait) that a posted commit costs.
+  void hold() { held_ = true; }
+  void release();
   // Nothing in flight and nothing staged.
   bool idle() const { return !in_flight_ && !staged_.has_open_group(); }
   uint64_t commits() const { return commits_.total(); }
@@ -66,8 +73,9 @@ class GroupCommitter {
 
   Job seal();
   void hand_to_worker();
-  // Posted behind the handlers already queued, so the group takes every
-  // command of the io thread's current pass before it is sealed and written.
+  // Posted behind the handlers already queued (or left for release()), so
+  // the group takes every command of the io thread's current pass before it
+  // is sealed and written.
   void commit_inline();
   void run_worker();
   // Writes one group to the durable Kv and times it; any thread.
@@ -79,8 +87,10 @@ class GroupCommitter {
   storage::StagedKv& staged_;
   storage::Kv& durable_;
   Done done_;
-  bool in_flight_ = false;  // io thread only
-  double mean_writes_ = 1;  // io thread only: transitions per group, moving mean
+  bool in_flight_ = false;   // io thread only
+  bool held_ = false;        // io thread only: see hold()
+  bool inline_due_ = false;  // io thread only: an inline commit waits for release()
+  double mean_writes_ = 1;   // io thread only: transitions per group, moving mean
   Counter& commits_;
   Counter& inline_commits_;
   Counter& failed_commits_;

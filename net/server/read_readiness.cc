@@ -20,7 +20,8 @@ Status errno_status(const char* what) {
 
 }  // namespace
 
-ReadReadiness::ReadReadiness(asio::io_context& io) : descriptor_(io) {}
+ReadReadiness::ReadReadiness(asio::io_context& io, PassObserver* observer)
+    : descriptor_(io), observer_(observer) {}
 
 Status ReadReadiness::open() {
   const int fd = epoll_create1(EPOLL_CLOEXEC);
@@ -64,6 +65,7 @@ void ReadReadiness::on_ready(const asio::error_code& ec) {
   if (ec) return;  // closed: the server is going away
   std::array<epoll_event, kEventsPerPass> events;
   const int ready = epoll_wait(descriptor_.native_handle(), events.data(), kEventsPerPass, 0);
+  if (observer_ != nullptr) observer_->pass_started();
   // A reader may close (and forget its socket) while an earlier one is
   // served; Sessions are released only after the handler that closed them,
   // so the pointers of this pass stay valid, and a closed one ignores it.
@@ -72,6 +74,7 @@ void ReadReadiness::on_ready(const asio::error_code& ec) {
     static_cast<Reader*>(events[i].data.ptr)->on_readable(broken);
   }
   arm();
+  if (observer_ != nullptr) observer_->pass_ended();
 }
 
 }  // namespace tarde::net

@@ -28,7 +28,20 @@ class ReadReadiness {
     ~Reader() = default;
   };
 
-  explicit ReadReadiness(asio::io_context& io);
+  // Told when a pass over the ready sockets starts and when it is over
+  // (after the set is watched again): the server holds the io thread's
+  // commits for the length of a pass.
+  class PassObserver {
+   public:
+    virtual void pass_started() = 0;
+    virtual void pass_ended() = 0;
+
+   protected:
+    ~PassObserver() = default;
+  };
+
+  // `observer`, when given, outlives the ReadReadiness.
+  explicit ReadReadiness(asio::io_context& io, PassObserver* observer = nullptr);
   ReadReadiness(const ReadReadiness&) = delete;
   ReadReadiness& operator=(const ReadReadiness&) = delete;
 
@@ -48,6 +61,7 @@ class ReadReadiness {
   Status control(int op, int fd, Reader* reader, uint32_t events);
 
   asio::posix::stream_descriptor descriptor_;
+  PassObserver* observer_;
 };
 
 }  // namespace tarde::net

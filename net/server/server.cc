@@ -46,7 +46,7 @@ Result<std::string> read_token_file(const std::string& path) {
 
 Server::Server(ServerOptions options)
     : options_(std::move(options)),
-      read_readiness_(io_),
+      read_readiness_(io_, this),
       acceptor_(io_),
       signals_(io_, SIGINT, SIGTERM),
       grace_timer_(io_),

@@ -32,7 +32,7 @@ class HttpServer;
 // SessionHost: the engine, the commit sequence, parked RESERVEs. It owns the
 // registry of figures that STATS and /metrics render. Created, run and
 // destroyed on one thread.
-class Server final : public SessionHost {
+class Server final : public SessionHost, private ReadReadiness::PassObserver {
  public:
   explicit Server(ServerOptions options);
   ~Server();
@@ -73,6 +73,10 @@ class Server final : public SessionHost {
   void session_closed(Session* session) override;
 
  private:
+  // ReadReadiness::PassObserver: a pass's commit runs at its end.
+  void pass_started() override { core_.hold_commits(); }
+  void pass_ended() override { core_.release_commits(); }
+
   std::function<void(const std::string& state)> notify_;
   [[nodiscard]] Status open_http();
   void do_accept();

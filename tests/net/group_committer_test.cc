@@ -93,5 +93,50 @@ TEST_CASE("groups of many transitions go to the commit thread, and single ones c
   CHECK(value.value().has_value());
 }
 
+TEST_CASE("a held committer writes an inline group at release, without the io thread's loop") {
+  CommitterRig rig;
+  rig.committer->hold();
+  for (int i = 0; i < 3; ++i) {
+    storage::KvBatch batch;
+    batch.put(Cf::kTx, "held" + std::to_string(i), "v");
+    REQUIRE(rig.staged->write(batch).is_ok());
+    rig.committer->kick();  // the first starts the commit; the others join its group
+  }
+  // Nothing was posted: the io context has no handler to run.
+  CHECK(rig.io.poll() == 0);
+  CHECK(rig.committer->commits() == 0);
+  CHECK(!rig.committer->idle());
+
+  rig.committer->release();
+  CHECK(rig.committer->commits() == 1);
+  CHECK(rig.committer->inline_commits() == 1);
+  CHECK(rig.last_done_seq == rig.staged->last_staged_seq());
+  CHECK(rig.committer->idle());
+  for (int i = 0; i < 3; ++i) {
+    auto value = rig.durable->get(Cf::kTx, "held" + std::to_string(i));
+    REQUIRE(value.is_ok());
+    CHECK(value.value() == std::optional<std::string>("v"));
+  }
+
+  // Released with nothing due, it writes nothing; unheld, a kick posts again.
+  rig.committer->hold();
+  rig.committer->release();
+  CHECK(rig.committer->commits() == 1);
+  rig.commit_group(1);
+  CHECK(rig.committer->commits() == 2);
+  CHECK(rig.committer->inline_commits() == 2);
+}
+
+TEST_CASE("a held committer still hands large groups to its thread at once") {
+  CommitterRig rig;
+  for (int i = 0; i < 8; ++i) rig.commit_group(10);  // the mean is past the inline limit now
+  const uint64_t inline_before = rig.committer->inline_commits();
+  rig.committer->hold();
+  rig.commit_group(10);  // completes through the io context while still held
+  rig.committer->release();
+  CHECK(rig.committer->inline_commits() == inline_before);
+  CHECK(rig.committer->commits() == 9);
+}
+
 }  // namespace
 }  // namespace tarde::net

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <string>
 #include <vector>
 
 namespace tarde::testing {
@@ -38,6 +39,13 @@ struct SocketPair {
     ::close(peer);
     peer = -1;
   }
+};
+
+// Records the start and end of each pass, and the reports in between.
+struct RecordingObserver : net::ReadReadiness::PassObserver {
+  std::vector<std::string>* log = nullptr;
+  void pass_started() override { log->push_back("start"); }
+  void pass_ended() override { log->push_back("end"); }
 };
 
 // A ReadReadiness with one socket of a pair registered, not yet wanting input.
@@ -90,6 +98,35 @@ TEST_CASE("a broken socket is reported even when its reader wants no input") {
   w.run_briefly();
   REQUIRE(!w.reader.reports.empty());
   CHECK(w.reader.reports.front() == true);
+}
+
+TEST_CASE("each pass over the ready sockets is framed by the observer's start and end") {
+  std::vector<std::string> log;
+  RecordingObserver observer;
+  observer.log = &log;
+  // Logs each report between the observer's calls.
+  struct LoggingReader : net::ReadReadiness::Reader {
+    std::vector<std::string>* log = nullptr;
+    void on_readable(bool) override { log->push_back("read"); }
+  } first, second;
+  first.log = &log;
+  second.log = &log;
+  asio::io_context io;
+  net::ReadReadiness readiness(io, &observer);
+  REQUIRE(readiness.open().is_ok());
+  SocketPair a, b;
+  REQUIRE(readiness.watch(a.ours, &first).is_ok());
+  REQUIRE(readiness.watch(b.ours, &second).is_ok());
+  REQUIRE(readiness.want_input(a.ours, &first, true).is_ok());
+  REQUIRE(readiness.want_input(b.ours, &second, true).is_ok());
+  REQUIRE(::write(a.peer, "x", 1) == 1);
+  REQUIRE(::write(b.peer, "y", 1) == 1);
+
+  // One pass: both sockets are ready at once, so they share it.
+  io.run_one_for(std::chrono::seconds(5));
+  CHECK(log == std::vector<std::string>{"start", "read", "read", "end"});
+  readiness.forget(a.ours);
+  readiness.forget(b.ours);
 }
 
 TEST_CASE("registering a descriptor that is not a socket fails with a clear error") {
