@@ -1,5 +1,6 @@
 #include "storage/rocks_kv.h"
 
+#include <fcntl.h>
 #include <rocksdb/cache.h>
 #include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
@@ -12,6 +13,7 @@
 #include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdarg>
@@ -371,6 +373,19 @@ Result<std::vector<std::string>> RocksKv::list_column_families(const std::string
   rocksdb::Status status = rocksdb::DB::ListColumnFamilies(db_options, dir, &names);
   if (!status.ok()) return from_rocks(status, "listing the column families of " + dir);
   return names;
+}
+
+bool RocksKv::locked_by_another_process(const std::string& dir) {
+  const int fd = ::open((dir + "/LOCK").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  // RocksDB locks the whole file for writing with fcntl (its PosixEnv):
+  // F_GETLK says whether such a lock would conflict, without taking one.
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  const bool locked = ::fcntl(fd, F_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
+  ::close(fd);
+  return locked;
 }
 
 Result<std::vector<RocksKv::ColumnFamilyInfo>> RocksKv::read_column_families(

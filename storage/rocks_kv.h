@@ -104,6 +104,11 @@ class RocksKv final : public Kv {
   [[nodiscard]] static Result<std::optional<std::string>> read_one(const std::string& dir, Cf cf,
                                                                    std::string_view key,
                                                                    bool strict_wal);
+  // Whether another process holds dir's lock: a server runs on it, so its
+  // files may be replaced or deleted while a reader opens them. Tests the
+  // lock RocksDB takes on dir/LOCK without taking it; false when there is
+  // no such file.
+  static bool locked_by_another_process(const std::string& dir);
   // Only the names of the column families in dir, from its MANIFEST: cheap
   // (no WAL replay) and writes nothing.
   [[nodiscard]] static Result<std::vector<std::string>> list_column_families(

@@ -40,7 +40,9 @@ is written ./backups):
 
 constexpr const char* kFooter =
     R"(It opens the directory as a RocksDB secondary instance, so it works on a
-stopped server's data and on a running server's without disturbing it.
+stopped server's data and on a running server's without disturbing it; on a
+running server's, a view that failed or showed problems is read again, up to
+five times, since the server replaces files while they are read.
 backups and restore write nothing into the backup directory.
 A damaged store is read up to the damage, after a line saying what is wrong
 (exit status 3); a RocksDB that is not a tarde store is named as such, with

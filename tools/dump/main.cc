@@ -30,10 +30,19 @@ int usage_error(const std::string& message) {
   return kExitUsage;
 }
 
-// Runs the request on an open store and prints its output; the exit code.
-int print_dump(tarde::storage::Kv& kv, const tarde::tools::DumpRequest& request) {
-  tarde::storage::Store store(kv);
-  auto out = tarde::tools::run_dump(store, request);
+// A running server replaces and deletes files while tarde-dump opens and
+// reads them: a table file compacted away, a WAL dropped once it was
+// flushed. An open then fails on a missing file, or a secondary misses a
+// WAL's writes in some column families and a check reports violations that
+// are not there (under load, 8 of 60 checks did; catching up again did not
+// mend the view, a new secondary did). So on a store whose lock another
+// process holds, an open that fails and a dump that fails or finds problems
+// are tried again, each time on a new secondary, up to this many times in
+// all; damage that is really there fails every time.
+constexpr int kLiveAttempts = 5;
+
+// Prints a dump's output or error; the exit code.
+int print_output(const tarde::Result<tarde::tools::DumpOutput>& out) {
   if (!out.is_ok()) {
     std::fprintf(stderr, "tarde-dump: %s\n", out.status().to_string().c_str());
     return out.status().code() == tarde::Status::Code::kInvalidArgument ? kExitUsage
@@ -41,6 +50,53 @@ int print_dump(tarde::storage::Kv& kv, const tarde::tools::DumpRequest& request)
   }
   std::fputs(out.value().text.c_str(), stdout);
   return out.value().problems ? kExitViolations : 0;
+}
+
+// Runs the request on an open store and prints its output; the exit code.
+int print_dump(tarde::storage::Kv& kv, const tarde::tools::DumpRequest& request) {
+  tarde::storage::Store store(kv);
+  return print_output(tarde::tools::run_dump(store, request));
+}
+
+// Whether a dump's result may come from files changing under it: a storage
+// error, or problems found (kLiveAttempts says why).
+bool worth_another_look(const tarde::Result<tarde::tools::DumpOutput>& out) {
+  if (!out.is_ok()) return out.status().code() != tarde::Status::Code::kInvalidArgument;
+  return out.value().problems;
+}
+
+// Opens dir as a secondary in the new directory `secondary`, catches up with
+// the primary and runs the request, up to `attempts` times while an attempt
+// fails to open or worth_another_look(), each time on a new secondary; prints
+// the last result. The exit code.
+int dump_secondary(const std::string& dir, const std::string& secondary,
+                   const tarde::tools::DumpRequest& request, int attempts) {
+  tarde::storage::RocksKv::Options options;
+  options.create_if_missing = false;
+  options.secondary_path = secondary;
+  for (int attempt = 1;; ++attempt) {
+    const bool last = attempt >= attempts;
+    auto kv = tarde::storage::RocksKv::open(dir, options);
+    if (!kv.is_ok()) {
+      if (!last) continue;
+      std::fprintf(stderr, "tarde-dump: cannot open %s: %s\n", dir.c_str(),
+                   kv.status().to_string().c_str());
+      return kExitUnreadable;
+    }
+    tarde::Status caught_up = kv.value()->try_catch_up();
+    tarde::storage::Store store(*kv.value());
+    auto out = tarde::tools::run_dump(store, request);
+    if (last || !worth_another_look(out)) {
+      if (!caught_up.is_ok()) {
+        std::fprintf(stderr, "tarde-dump: %s\n", caught_up.to_string().c_str());
+      }
+      return print_output(out);
+    }
+    std::fprintf(stderr,
+                 "tarde-dump: a running server changed the store while it was read; reading it "
+                 "again (%d of %d)\n",
+                 attempt + 1, attempts);
+  }
 }
 
 // A store RocksDB refuses to open as it is (a damaged WAL, missing files):
@@ -115,7 +171,11 @@ int main(int argc, char** argv) {
   }
   // A read-only look first, which writes nothing into the directory: a
   // foreign RocksDB is named as such, a damaged store is read up to the damage.
+  const int attempts = tarde::storage::RocksKv::locked_by_another_process(dir) ? kLiveAttempts : 1;
   auto families = tarde::storage::RocksKv::read_column_families(dir);
+  for (int attempt = 1; attempt < attempts && !families.is_ok(); ++attempt) {
+    families = tarde::storage::RocksKv::read_column_families(dir);
+  }
   if (families.is_ok() && !tarde::storage::has_tarde_column_families(families.value())) {
     std::fprintf(stderr,
                  "tarde-dump: %s is a RocksDB store but not a tarde store; its column families: "
@@ -126,23 +186,7 @@ int main(int argc, char** argv) {
   if (!families.is_ok()) return dump_damaged(dir, families.status(), request);
   std::string secondary = (std::filesystem::temp_directory_path() / "tarde-dump-XXXXXX").string();
   if (mkdtemp(secondary.data()) == nullptr) return kExitUnreadable;
-  tarde::storage::RocksKv::Options options;
-  options.create_if_missing = false;
-  options.secondary_path = secondary;
-  auto kv = tarde::storage::RocksKv::open(dir, options);
-  int code = 0;
-  if (!kv.is_ok()) {
-    std::fprintf(stderr, "tarde-dump: cannot open %s: %s\n", dir.c_str(),
-                 kv.status().to_string().c_str());
-    code = kExitUnreadable;
-  } else {
-    tarde::Status caught_up = kv.value()->try_catch_up();
-    if (!caught_up.is_ok()) {
-      std::fprintf(stderr, "tarde-dump: %s\n", caught_up.to_string().c_str());
-    }
-    code = print_dump(*kv.value(), request);
-    kv.value().reset();
-  }
+  const int code = dump_secondary(dir, secondary, request, attempts);
   std::error_code ignored;
   std::filesystem::remove_all(secondary, ignored);
   return code;
