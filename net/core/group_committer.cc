@@ -53,11 +53,11 @@ GroupCommitter::~GroupCommitter() {
 
 void GroupCommitter::kick() {
   if (in_flight_ || !staged_.has_open_group()) return;
+  const bool to_worker = mean_writes_ > kInlineMeanWrites;
+  if (held_ && !to_worker) return;  // release() writes it
   in_flight_ = true;
-  if (mean_writes_ > kInlineMeanWrites) {
+  if (to_worker) {
     hand_to_worker();
-  } else if (held_) {
-    inline_due_ = true;
   } else {
     asio::post(io_, [this] { commit_inline(); });
   }
@@ -65,8 +65,8 @@ void GroupCommitter::kick() {
 
 void GroupCommitter::release() {
   held_ = false;
-  if (!inline_due_) return;
-  inline_due_ = false;
+  if (in_flight_ || !staged_.has_open_group()) return;
+  in_flight_ = true;
   commit_inline();
 }
 

@@ -87,10 +87,9 @@ class GroupCommitter {
   storage::StagedKv& staged_;
   storage::Kv& durable_;
   Done done_;
-  bool in_flight_ = false;   // io thread only
-  bool held_ = false;        // io thread only: see hold()
-  bool inline_due_ = false;  // io thread only: an inline commit waits for release()
-  double mean_writes_ = 1;   // io thread only: transitions per group, moving mean
+  bool in_flight_ = false;  // io thread only
+  bool held_ = false;       // io thread only: see hold()
+  double mean_writes_ = 1;  // io thread only: transitions per group, moving mean
   Counter& commits_;
   Counter& inline_commits_;
   Counter& failed_commits_;
