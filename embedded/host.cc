@@ -40,7 +40,7 @@ class ParkedReserve final : public net::ReserveWaiter,
     host_.parked_.erase(this);
     auto taken = std::make_shared<Reply>(std::move(taken_));
     std::promise<Reply>& promise = promise_;
-    host_.when_durable(host_.core_->observed_seq(), [&promise, taken](bool ok) {
+    host_.when_durable(host_.core_->hand_out_seq(), [&promise, taken](bool ok) {
       if (ok) {
         promise.set_value(std::move(*taken));
       } else {
@@ -68,7 +68,7 @@ class ParkedReserve final : public net::ReserveWaiter,
 
 void CallWaiters::add(uint64_t dep, std::function<void(bool ok)> done) {
   waiting_.emplace(dep, std::move(done));
-  core_.wait_for_commit(shared_from_this());
+  core_.wait_for_commit(shared_from_this(), waiting_.begin()->first);
 }
 
 void CallWaiters::on_commit(uint64_t seq, bool ok) {
@@ -86,7 +86,7 @@ void CallWaiters::on_commit(uint64_t seq, bool ok) {
     ready.push_back(std::move(it->second));
     it = waiting_.erase(it);
   }
-  if (!waiting_.empty()) core_.wait_for_commit(shared_from_this());
+  if (!waiting_.empty()) core_.wait_for_commit(shared_from_this(), waiting_.begin()->first);
   for (auto& done : failed) done(false);
   for (auto& done : ready) done(true);
 }
@@ -187,7 +187,7 @@ Result<std::optional<engine::HandOut>> Host::reserve(const std::string& queue, u
     auto got = core_->engine().reserve(queue, conn);
     if (!got.is_ok() || got.value() || wait_ms <= 0) {
       auto reply = std::make_shared<Reply>(std::move(got));
-      when_durable(core_->observed_seq(), [&promise, reply](bool ok) {
+      when_durable(core_->hand_out_seq(), [&promise, reply](bool ok) {
         if (ok) {
           promise.set_value(std::move(*reply));
         } else {

@@ -180,6 +180,9 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
     batch.put_state(after.queue, filed, after.tx_id);
   }
 
+  // The retry's due entry leaves the disk with this batch, not before: a
+  // crash that loses the batch leaves the retry to fire again.
+  if (firing_retry_) batch.mark_replayed();
   TARDE_RETURN_IF_ERROR(store_.write(batch));
   if (reserve_seqs) ready_seq_reserved_ = reserved;
   if (lowered_floor) queue.floor_on_disk = lowered_floor;

@@ -482,6 +482,9 @@ class Engine {
   std::function<void(const std::string&, Breaker::State)> breaker_listener_;
   std::array<int64_t, 6> by_state_{};  // while counting: changes since the start
   bool counting_ = false;
+  // A retry fired from the due index is being written: its batch is marked
+  // replayed (storage::KvBatch::mark_replayed).
+  bool firing_retry_ = false;
   uint64_t next_ready_seq_ = 1;
   uint64_t ready_seq_reserved_ = 0;  // every seq below it is covered on disk
   uint64_t next_lease_id_ = 1;

@@ -74,7 +74,10 @@ Status Engine::fire_due(const storage::DueEntry& entry) {
     case DueKind::kRetry: {
       const RowContext ctx = row_context(queue.config);
       Decision decision = on_retry_due(*rec, entry.attempt, entry.fire_at_ms, ctx);
-      return apply_decision(*rec, std::move(decision), "timer", ctx).status();
+      firing_retry_ = true;
+      auto applied = apply_decision(*rec, std::move(decision), "timer", ctx);
+      firing_retry_ = false;
+      return applied.status();
     }
     case DueKind::kResponseTimeout: {
       const RowContext ctx = row_context(queue.config);

@@ -38,8 +38,17 @@ class KvBatch {
   size_t size() const { return ops_.size(); }
   void clear() { ops_.clear(); }
 
+  // A replayed batch redoes what durable data already implies: a retry fired
+  // from the due index, whose entry stays on disk until the fire is. A crash
+  // that loses it loses nothing, because the restarted server fires the
+  // retry again. StagedKv lets a hand-out of it go before it is durable, and
+  // the group committer may keep it waiting for a write that must be.
+  void mark_replayed() { replayed_ = true; }
+  bool replayed() const { return replayed_; }
+
  private:
   std::vector<KvOp> ops_;
+  bool replayed_ = false;
 };
 
 // Visits one key and value of a scan; returning false stops the scan.

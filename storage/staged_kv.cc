@@ -6,7 +6,10 @@
 
 namespace tarde::storage {
 
-void StagedKv::observe(uint64_t seq) { observed_seq_ = std::max(observed_seq_, seq); }
+void StagedKv::observe(const Version& version) {
+  observed_seq_ = std::max(observed_seq_, version.seq);
+  hand_out_seq_ = std::max(hand_out_seq_, version.hand_out_dep);
+}
 
 template <typename Predicate>
 void StagedKv::drop_versions(Cf cf, const std::string& key, const Predicate& drop) {
@@ -29,14 +32,14 @@ Result<std::optional<std::string>> StagedKv::get(Cf cf, std::string_view key) {
     return base_.get(cf, key);
   }
   const Version& latest = it->second.back();
-  observe(latest.seq);
+  observe(latest);
   if (latest.is_delete) return std::optional<std::string>();
   return std::optional<std::string>(latest.value);
 }
 
 bool StagedKv::emit(const Overlay::const_iterator& it, const KvVisitor& visit, bool observed) {
   const Version& latest = it->second.back();
-  if (observed) observe(latest.seq);
+  if (observed) observe(latest);
   if (latest.is_delete) return true;  // hides the base's value, if any
   return visit(it->first, latest.value);
 }
@@ -79,9 +82,11 @@ Status StagedKv::scan(Cf cf, std::string_view lower, std::string_view upper,
 
 Status StagedKv::write(const KvBatch& batch) {
   if (batch.empty()) return Status::ok();
+  open_replayed_only_ = (has_open_group() ? open_replayed_only_ : true) && batch.replayed();
+  const uint64_t hand_out_dep = batch.replayed() ? hand_out_seq_ : open_seq_;
   for (const KvOp& op : batch.ops()) {
     Versions& versions = overlay_[static_cast<size_t>(op.cf)][op.key];
-    Version version{open_seq_, op.is_delete, op.value};
+    Version version{open_seq_, hand_out_dep, op.is_delete, op.value};
     if (!versions.empty() && versions.back().seq == open_seq_) {
       versions.back() = std::move(version);  // rewritten within the same group
     } else {
@@ -90,8 +95,10 @@ Status StagedKv::write(const KvBatch& batch) {
   }
   open_batch_.append(batch);
   open_writes_ += 1;
+  if (batch.replayed()) open_replayed_writes_ += 1;
   last_staged_seq_ = open_seq_;
-  observe(open_seq_);
+  observed_seq_ = std::max(observed_seq_, open_seq_);
+  hand_out_seq_ = std::max(hand_out_seq_, hand_out_dep);
   return Status::ok();
 }
 
@@ -100,9 +107,10 @@ StagedKv::Group StagedKv::seal() {
   SealedKeys sealed{open_seq_, {}};
   sealed.keys.reserve(open_batch_.size());
   for (const KvOp& op : open_batch_.ops()) sealed.keys.emplace_back(op.cf, op.key);
-  Group group{open_seq_, std::move(open_batch_), open_writes_};
+  Group group{open_seq_, std::move(open_batch_), open_writes_, open_replayed_writes_};
   open_batch_.clear();  // a moved-from batch is valid but unspecified
   open_writes_ = 0;
+  open_replayed_writes_ = 0;
   sealed_.push_back(std::move(sealed));
   ++open_seq_;
   return group;
@@ -151,6 +159,7 @@ void StagedKv::discard_from(uint64_t seq) {
     for (const KvOp& op : open_batch_.ops()) drop_versions(op.cf, op.key, discarded);
     open_batch_.clear();
     open_writes_ = 0;
+    open_replayed_writes_ = 0;
     ++open_seq_;  // numbers are never reused
   }
 }

@@ -41,7 +41,8 @@ class StagedKv final : public Kv {
   struct Group {
     uint64_t seq = 0;
     KvBatch batch;
-    size_t writes = 0;  // write() calls staged into it: transitions, for figures
+    size_t writes = 0;           // write() calls staged into it: transitions, for figures
+    size_t replayed_writes = 0;  // ... of which replayed (KvBatch::mark_replayed)
   };
 
   explicit StagedKv(Kv& base) : base_(base) {}
@@ -82,8 +83,22 @@ class StagedKv final : public Kv {
   // indexes excepted: see scan()), or that a write staged, since
   // the last reset_observed(); 0 when none. The server resets it before each
   // command and afterwards knows which commit the command's reply depends on.
-  void reset_observed() { observed_seq_ = 0; }
+  void reset_observed() {
+    observed_seq_ = 0;
+    hand_out_seq_ = 0;
+  }
   uint64_t observed_seq() const { return observed_seq_; }
+  // The same for a hand-out, whose request a crash cannot take back: a value
+  // staged by a replayed batch (KvBatch::mark_replayed) counts as the groups
+  // the replay itself read, not as its own group. So the hand-out of a fired
+  // retry waits for nothing the disk does not already hold, while any other
+  // reply that reads the fire waits for its group.
+  uint64_t hand_out_seq() const { return hand_out_seq_; }
+
+  // The number the open group carries (or the next one will).
+  uint64_t open_seq() const { return open_seq_; }
+  // Something is staged and every write in the open group was replayed.
+  bool open_group_replayed_only() const { return has_open_group() && open_replayed_only_; }
 
   // The number of keys with an uncommitted value, for tests and metrics.
   size_t overlay_size() const;
@@ -94,6 +109,7 @@ class StagedKv final : public Kv {
   // One group's value for a key: a put of value, or a deletion.
   struct Version {
     uint64_t seq = 0;
+    uint64_t hand_out_dep = 0;  // seq, or for a replayed write what it read
     bool is_delete = false;
     std::string value;
   };
@@ -106,7 +122,7 @@ class StagedKv final : public Kv {
     std::vector<std::pair<Cf, std::string>> keys;
   };
 
-  void observe(uint64_t seq);
+  void observe(const Version& version);
   // Before the committed versions of a `tx` key are dropped: remember the
   // newest of them (the base's value now) for later reads.
   void remember_committed(const std::string& key, uint64_t seq);
@@ -123,11 +139,14 @@ class StagedKv final : public Kv {
   RecentValues recent_tx_;
   KvBatch open_batch_;
   size_t open_writes_ = 0;
+  size_t open_replayed_writes_ = 0;
   uint64_t open_seq_ = 1;          // the number the open (or next) group carries
   std::deque<SealedKeys> sealed_;  // sealed and uncommitted, oldest first
   uint64_t committed_seq_ = 0;
   uint64_t last_staged_seq_ = 0;
   uint64_t observed_seq_ = 0;
+  uint64_t hand_out_seq_ = 0;
+  bool open_replayed_only_ = false;
 };
 
 }  // namespace tarde::storage

@@ -57,6 +57,8 @@ class Batch {
 
   const KvBatch& kv() const { return kv_; }
   bool empty() const { return kv_.empty(); }
+  // See KvBatch::mark_replayed.
+  void mark_replayed() { kv_.mark_replayed(); }
 
  private:
   KvBatch kv_;

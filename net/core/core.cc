@@ -169,12 +169,14 @@ void Core::after_commands() {
   run_hook();
 }
 
-void Core::wait_for_commit(const std::shared_ptr<CommitWaiter>& waiter) {
+void Core::wait_for_commit(const std::shared_ptr<CommitWaiter>& waiter, uint64_t dep) {
   commit_waiters_[waiter.get()] = waiter;
+  committer_->need(dep);
 }
 
 void Core::stop_timers() {
   stopping_ = true;
+  if (committer_) committer_->urge();  // the shutdown waits for what is staged
   if (reconcile_) reconcile_->stop();
   timer_.cancel();  // and arm_timer arms no more while stopping
   if (backups_) backups_->stop();
@@ -187,6 +189,7 @@ Status Core::start_backup(BackupRunner::Done done) {
   if (backups_->running() || backup_waiting_) return Status::busy("a backup is already running");
   backup_after_seq_ = staged_->last_staged_seq();
   backup_waiting_ = std::move(done);
+  committer_->urge();
   start_waiting_backup();
   return Status::ok();
 }
@@ -327,6 +330,8 @@ void Core::on_timer() {
   if (stopping_) return;
   const bool fire = staged_->overlay_size() <= kTimerStagedKeysMax;
   timers_after_commit_ = !fire;
+  if (!fire) committer_->urge();  // the commit that lets firing go on
+  staged_->reset_observed();      // what each fire reads is what it depends on
   auto more = engine_->run_timers(fire);
   TARDE_CRASH_POINT("timer.after_fire");
   if (!more.is_ok()) {

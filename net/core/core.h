@@ -75,13 +75,15 @@ class Core {
   // the last one that is durable.
   void reset_observed() { staged_->reset_observed(); }
   uint64_t observed_seq() const { return staged_->observed_seq(); }
+  // What a hand-out's reply waits for (storage::StagedKv::hand_out_seq).
+  uint64_t hand_out_seq() const { return staged_->hand_out_seq(); }
   uint64_t committed_seq() const { return staged_->committed_seq(); }
 
   // After commands ran: commit what they staged, re-arm the timer, then call
   // the after-commands hook.
   void after_commands();
-  // Tells `waiter` of the next commit.
-  void wait_for_commit(const std::shared_ptr<CommitWaiter>& waiter);
+  // Tells `waiter` of the next commit; its reply waits for group `dep`.
+  void wait_for_commit(const std::shared_ptr<CommitWaiter>& waiter, uint64_t dep);
   void forget_commit_waiter(CommitWaiter* waiter) { commit_waiters_.erase(waiter); }
   // Hands `waiter` the queue's next request when it has one.
   void park(const std::shared_ptr<ReserveWaiter>& waiter, const std::string& queue);

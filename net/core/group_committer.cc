@@ -13,6 +13,7 @@ GroupCommitter::GroupCommitter(asio::io_context& io, storage::StagedKv& staged,
       staged_(staged),
       durable_(durable),
       done_(std::move(done)),
+      company_timer_(io),
       commits_(figures.counter({.name = "commits_total",
                                 .kind = FigureKind::kCounter,
                                 .help = "Group commits written.",
@@ -52,7 +53,7 @@ GroupCommitter::~GroupCommitter() {
 }
 
 void GroupCommitter::kick() {
-  if (in_flight_ || !staged_.has_open_group()) return;
+  if (in_flight_ || !staged_.has_open_group() || waits_for_company()) return;
   const bool to_worker = mean_writes_ > kInlineMeanWrites;
   if (held_ && !to_worker) return;  // release() writes it
   in_flight_ = true;
@@ -65,14 +66,50 @@ void GroupCommitter::kick() {
 
 void GroupCommitter::release() {
   held_ = false;
-  if (in_flight_ || !staged_.has_open_group()) return;
+  if (in_flight_ || !staged_.has_open_group() || waits_for_company()) return;
   in_flight_ = true;
   commit_inline();
 }
 
+void GroupCommitter::need(uint64_t seq) {
+  if (!staged_.has_open_group() || seq < staged_.open_seq()) return;
+  urge();
+}
+
+void GroupCommitter::urge() {
+  if (!staged_.has_open_group()) return;
+  urged_ = true;
+  kick();
+}
+
+bool GroupCommitter::waits_for_company() {
+  if (urged_ || !staged_.open_group_replayed_only()) return false;
+  const auto now = std::chrono::steady_clock::now();
+  if (waiting_seq_ != staged_.open_seq()) {
+    waiting_seq_ = staged_.open_seq();
+    waiting_since_ = now;
+  }
+  const auto until = waiting_since_ + kReplayedWait;
+  if (now >= until) return false;
+  if (!company_timer_armed_) {
+    company_timer_armed_ = true;
+    company_timer_.expires_at(until);
+    company_timer_.async_wait([this](const asio::error_code& ec) {
+      if (ec) return;  // destroyed with the committer
+      company_timer_armed_ = false;
+      kick();
+    });
+  }
+  return true;
+}
+
 GroupCommitter::Job GroupCommitter::seal() {
+  urged_ = false;
   storage::StagedKv::Group group = staged_.seal();
-  mean_writes_ += (static_cast<double>(group.writes) - mean_writes_) / 8;
+  // Replayed retries ride with the answers that follow them: what tells a
+  // lone client from overlapping ones is the rest.
+  const size_t writes = group.writes - group.replayed_writes;
+  mean_writes_ += (static_cast<double>(writes) - mean_writes_) / 8;
   return Job{group.seq, std::move(group.batch), group.writes};
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <asio.hpp>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -27,6 +28,12 @@ namespace tarde::net {
 // grow past kInlineMeanWrites the worker takes them again, so the io thread
 // keeps serving during each fsync.
 //
+// A group that holds only replayed retries (storage::KvBatch::mark_replayed)
+// is not written at once: a crash that loses it loses nothing, and their
+// hand-outs do not wait for it. It waits up to kReplayedWait for a write
+// that must be durable (the worker's answer, usually) and then shares that
+// write's fsync; a reply that needs it (need()) or urge() ends the wait.
+//
 // kick() and the completion callback run on the io thread; only the durable
 // write of a group handed to the worker runs there. On failure the group and
 // everything staged after it are discarded from the overlay before `done` is
@@ -36,6 +43,10 @@ class GroupCommitter {
  public:
   // Called on the io thread after each group: its seq and the write's status.
   using Done = std::function<void(uint64_t seq, const Status& status)>;
+  // How long a group of replayed retries waits for a write that must be
+  // durable. Longer saves more fsyncs when little else happens; a crash
+  // meanwhile only means the retries fire again.
+  static constexpr std::chrono::milliseconds kReplayedWait{20};
 
   // Declares the commit figures in `figures`, which must outlive it.
   GroupCommitter(asio::io_context& io, storage::StagedKv& staged, storage::Kv& durable,
@@ -53,6 +64,12 @@ class GroupCommitter {
   // scheduler turn (and its epoll_wait) that a posted commit costs.
   void hold() { held_ = true; }
   void release();
+  // A reply waits for group `seq`: when that is the open group, it is
+  // written without waiting for company.
+  void need(uint64_t seq);
+  // The open group is written without waiting for company (a shutdown, a
+  // backup, firing paused on memory).
+  void urge();
   // Nothing in flight and nothing staged.
   bool idle() const { return !in_flight_ && !staged_.has_open_group(); }
   uint64_t commits() const { return commits_.total(); }
@@ -72,6 +89,9 @@ class GroupCommitter {
   static constexpr double kInlineMeanWrites = 1.5;
 
   Job seal();
+  // The open group holds only replayed retries and may wait longer: arms
+  // the timer that ends the wait.
+  bool waits_for_company();
   void hand_to_worker();
   // Posted behind the handlers already queued (or left for release()), so
   // the group takes every command of the io thread's current pass before it
@@ -90,6 +110,12 @@ class GroupCommitter {
   bool in_flight_ = false;  // io thread only
   bool held_ = false;       // io thread only: see hold()
   double mean_writes_ = 1;  // io thread only: transitions per group, moving mean
+  // io thread only: the wait of a group of replayed retries (waits_for_company).
+  asio::steady_timer company_timer_;
+  bool company_timer_armed_ = false;
+  bool urged_ = false;        // the open group goes without waiting
+  uint64_t waiting_seq_ = 0;  // the open group that waits, since waiting_since_
+  std::chrono::steady_clock::time_point waiting_since_;
   Counter& commits_;
   Counter& inline_commits_;
   Counter& failed_commits_;

@@ -58,7 +58,7 @@ void HttpConnection::on_read(const asio::error_code& ec, size_t bytes) {
   if (closed_) return;    // the server closed while the handler ran
   if (dep_ > core.committed_seq()) {
     waiting_ = std::move(response);
-    core.wait_for_commit(shared_from_this());
+    core.wait_for_commit(shared_from_this(), dep_);
     return;
   }
   respond(response);
@@ -73,7 +73,7 @@ void HttpConnection::on_commit(uint64_t seq, bool ok) {
     return;
   }
   if (dep_ > core.committed_seq()) {
-    core.wait_for_commit(shared_from_this());
+    core.wait_for_commit(shared_from_this(), dep_);
     return;
   }
   Response response = std::move(*waiting_);

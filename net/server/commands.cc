@@ -123,7 +123,11 @@ Action handle_reserve(CommandContext& ctx, const Command& command) {
   if (queues.value().size() > 1) ctx.reserve_turn += 1;
   auto got = ctx.engine->reserve_any(queues.value(), ctx.conn_id, start);
   if (!got.is_ok()) return status_error(got.status());
-  if (got.value()) return reply(hand_out_reply(*got.value()));
+  if (got.value()) {
+    Action handed = reply(hand_out_reply(*got.value()));
+    handed.hand_out = true;
+    return handed;
+  }
   if (wait_ms == 0) return reply(empty_reply());
   Action action;
   action.kind = Action::Kind::kWait;

@@ -40,6 +40,8 @@ struct Action {
   bool close_after = false;
   std::vector<std::string> wait_queues;  // kWait: woken by the first with work
   int64_t wait_ms = 0;
+  // kReply of a hand-out: it waits for Core::hand_out_seq, not for all it read.
+  bool hand_out = false;
 };
 
 // Runs one decoded command: checks its arguments, calls the engine, and

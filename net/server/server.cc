@@ -91,8 +91,8 @@ void Server::begin_command() {
 
 Server::~Server() = default;
 
-void Server::wait_for_commit(const std::shared_ptr<Session>& session) {
-  core_.wait_for_commit(session);
+void Server::wait_for_commit(const std::shared_ptr<Session>& session, uint64_t dep) {
+  core_.wait_for_commit(session, dep);
 }
 
 Status Server::open() {

@@ -63,9 +63,10 @@ class Server final : public SessionHost, private ReadReadiness::PassObserver {
   bool shutting_down() const override { return shutting_down_; }
   void begin_command() override;
   uint64_t observed_seq() const override { return core_.observed_seq(); }
+  uint64_t hand_out_seq() const override { return core_.hand_out_seq(); }
   uint64_t committed_seq() const override { return core_.committed_seq(); }
   void after_commands() override;
-  void wait_for_commit(const std::shared_ptr<Session>& session) override;
+  void wait_for_commit(const std::shared_ptr<Session>& session, uint64_t dep) override;
   void park(const std::shared_ptr<Session>& session, const std::string& queue) override;
   std::optional<std::string> start_backup(const std::shared_ptr<Session>& session) override;
   bool backups_enabled() const override { return !options_.backup_dir.empty(); }

@@ -162,7 +162,7 @@ bool Session::process_one() {
     return false;
   }
   Action action = dispatch(ctx_, decoded.command);
-  const uint64_t dep = host_.observed_seq();
+  const uint64_t dep = action.hand_out ? host_.hand_out_seq() : host_.observed_seq();
   if (action.kind == Action::Kind::kBackup) {
     // Later pipelined commands wait for the backup's reply, as for RESERVE.
     if (auto refused = host_.start_backup(shared_from_this())) {
@@ -199,7 +199,7 @@ void Session::push_reply(std::string text, uint64_t dep, bool close_after) {
   if (close_after) closing_ = true;
   pending_bytes_ += text.size();
   pending_.push_back(PendingReply{std::move(text), dep, close_after});
-  if (dep > host_.committed_seq()) host_.wait_for_commit(shared_from_this());
+  if (dep > host_.committed_seq()) host_.wait_for_commit(shared_from_this(), dep);
 }
 
 void Session::on_commit(uint64_t seq, bool ok) {
@@ -215,7 +215,7 @@ void Session::on_commit(uint64_t seq, bool ok) {
   }
   flush();
   if (!pending_.empty() && pending_.front().dep > host_.committed_seq()) {
-    host_.wait_for_commit(shared_from_this());
+    host_.wait_for_commit(shared_from_this(), pending_.front().dep);
   }
 }
 
@@ -238,7 +238,7 @@ bool Session::try_take(const std::string& queue) {
   std::optional<std::string> got = try_reserve(ctx_, queue);
   if (!got) return false;
   taken_ = std::move(*got);
-  taken_dep_ = host_.observed_seq();
+  taken_dep_ = host_.hand_out_seq();
   return true;
 }
 

@@ -34,11 +34,14 @@ class SessionHost {
   // commit its reply reads (observed_seq() after it ran).
   virtual void begin_command() = 0;
   virtual uint64_t observed_seq() const = 0;
+  // What the reply of a hand-out waits for (Core::hand_out_seq).
+  virtual uint64_t hand_out_seq() const = 0;
   virtual uint64_t committed_seq() const = 0;
   // After a session ran commands: commit what they staged, re-arm the timer.
   virtual void after_commands() = 0;
-  // The session has replies waiting for a commit: tell it when one finishes.
-  virtual void wait_for_commit(const std::shared_ptr<Session>& session) = 0;
+  // The session has replies waiting for a commit, the first for group
+  // `dep`: tell it when one finishes.
+  virtual void wait_for_commit(const std::shared_ptr<Session>& session, uint64_t dep) = 0;
   // A RESERVE with wait=: hand the session the queue's next request.
   virtual void park(const std::shared_ptr<Session>& session, const std::string& queue) = 0;
   // BACKUP: starts a backup whose reply goes to session->unpark() once it is

@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "storage/mem_kv.h"
+#include "storage/staged_kv.h"
 #include "tests/support/engine_fixture.h"
 
 using namespace tarde;
@@ -258,4 +259,38 @@ TEST_CASE("a STALE answer before the instant shows that instant, even as the clo
     }
     CHECK(store.get_tx("t").value()->state == TxState::kSucceeded);
   }
+}
+
+TEST_CASE("a fired retry is written as a replayed batch; an expired lease is not") {
+  // Over the group-commit overlay, as in the server: its open group says
+  // whether every write in it was replayed.
+  storage::MemKv base;
+  storage::StagedKv staged(base);
+  testing::EngineFixture f{staged, 1'700'000'000'000, with_lead(kLeadMs)};
+  auto run_timers = [&] {
+    auto more = f.engine->run_timers();
+    REQUIRE(more.is_ok());
+  };
+  REQUIRE(f.engine->enqueue(enqueue_args("pagos", "t1")).is_ok());
+  auto got = f.engine->reserve("pagos", 1);
+  REQUIRE(got.is_ok());
+  REQUIRE(got.value().has_value());
+  REQUIRE(f.engine->respond("t1", 1, Answer::kCancelled, "", int64_t{1000}).is_ok());
+  CHECK_FALSE(staged.open_group_replayed_only());
+  staged.seal();
+
+  f.clock.set_wall_ms(f.tx("t1").next_fire_at_ms);
+  run_timers();
+  REQUIRE(f.tx("t1").state == TxState::kSending);
+  CHECK(staged.open_group_replayed_only());
+  staged.seal();
+
+  got = f.engine->reserve("pagos", 1);
+  REQUIRE(got.is_ok());
+  REQUIRE(got.value().has_value());
+  CHECK_FALSE(staged.has_open_group());  // a hand-out writes nothing
+  f.clock.set_wall_ms(f.clock.now_wall_ms() + storage::QueueConfig{}.lease_ms);
+  run_timers();
+  CHECK(staged.has_open_group());
+  CHECK_FALSE(staged.open_group_replayed_only());  // the lease was memory only
 }

@@ -39,6 +39,30 @@ struct CommitterRig {
                                                  });
   }
 
+  // Stages one write() of one key, replayed (a fired retry) or not.
+  void stage(const std::string& key, bool replayed) {
+    storage::KvBatch batch;
+    batch.put(Cf::kTx, key, "v");
+    if (replayed) batch.mark_replayed();
+    REQUIRE(staged->write(batch).is_ok());
+  }
+
+  // Runs the io context until group `seq` is done, for at most 10 s.
+  void run_until_done(uint64_t seq) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (last_done_seq < seq && std::chrono::steady_clock::now() < deadline) {
+      io.restart();
+      io.run_one_for(std::chrono::milliseconds(10));
+    }
+    REQUIRE(last_done_seq == seq);
+  }
+
+  bool durable_has(const std::string& key) {
+    auto value = durable->get(Cf::kTx, key);
+    REQUIRE(value.is_ok());
+    return value.value().has_value();
+  }
+
   // Stages one group of `transitions` write() calls, commits it and waits
   // for its completion on this thread.
   void commit_group(int transitions) {
@@ -136,6 +160,63 @@ TEST_CASE("a held committer still hands large groups to its thread at once") {
   rig.committer->release();
   CHECK(rig.committer->inline_commits() == inline_before);
   CHECK(rig.committer->commits() == 9);
+}
+
+TEST_CASE("a group of replayed retries waits and shares the commit of the next write") {
+  CommitterRig rig;
+  rig.stage("fired", /*replayed=*/true);
+  rig.committer->kick();
+  CHECK(rig.io.poll() == 0);  // nothing posted: the group waits for company
+  CHECK(rig.committer->commits() == 0);
+  CHECK_FALSE(rig.committer->idle());
+
+  rig.stage("answer", /*replayed=*/false);
+  rig.committer->kick();
+  rig.run_until_done(rig.staged->last_staged_seq());
+  CHECK(rig.committer->commits() == 1);
+  CHECK(rig.durable_has("fired"));
+  CHECK(rig.durable_has("answer"));
+  CHECK(rig.committer->idle());
+}
+
+TEST_CASE("a reply that needs the waiting group, or urge(), writes it at once") {
+  CommitterRig rig;
+  rig.commit_group(1);  // group 1, durable
+  rig.stage("fired", /*replayed=*/true);
+  const uint64_t seq = rig.staged->last_staged_seq();
+  rig.committer->kick();
+  rig.committer->need(seq - 1);  // an older group: no reason to write this one
+  CHECK(rig.io.poll() == 0);
+  CHECK(rig.committer->commits() == 1);
+  rig.committer->need(seq);
+  rig.run_until_done(seq);
+  CHECK(rig.committer->commits() == 2);
+  CHECK(rig.durable_has("fired"));
+
+  rig.stage("fired again", /*replayed=*/true);
+  rig.committer->kick();
+  CHECK(rig.io.poll() == 0);
+  rig.committer->urge();
+  rig.run_until_done(rig.staged->last_staged_seq());
+  CHECK(rig.committer->commits() == 3);
+  CHECK(rig.durable_has("fired again"));
+  rig.committer->urge();  // nothing staged: nothing to write
+  CHECK(rig.committer->idle());
+}
+
+TEST_CASE("a group of replayed retries alone is written once its wait is over") {
+  CommitterRig rig;
+  rig.committer->hold();
+  const auto started = std::chrono::steady_clock::now();
+  rig.stage("fired", /*replayed=*/true);
+  rig.committer->kick();
+  rig.committer->release();  // the end of a pass does not write it either
+  CHECK(rig.committer->commits() == 0);
+  rig.run_until_done(rig.staged->last_staged_seq());
+  CHECK(std::chrono::steady_clock::now() - started >= GroupCommitter::kReplayedWait);
+  CHECK(rig.committer->commits() == 1);
+  CHECK(rig.committer->inline_commits() == 1);
+  CHECK(rig.durable_has("fired"));
 }
 
 }  // namespace

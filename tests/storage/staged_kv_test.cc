@@ -303,6 +303,60 @@ TEST_CASE("staged_kv: observed_seq tracks the newest group a command depended on
   CHECK(staged.observed_seq() == 0);  // committed values come from the base
 }
 
+TEST_CASE("staged_kv: a hand-out of a replayed value waits for what the replay read") {
+  MemKv base;
+  put(base, "durable", "v");
+  StagedKv staged(base);
+  auto replay = [&](std::string_view key, std::string_view value) {
+    KvBatch batch;
+    batch.put(Cf::kTx, key, value);
+    batch.mark_replayed();
+    REQUIRE(staged.write(batch).is_ok());
+  };
+
+  // Group 1: a write that must be durable. Group 2: a replay of a record that
+  // group 1 wrote, and one of a record the base holds.
+  put(staged, "pending", "g1");
+  staged.seal();
+  staged.reset_observed();
+  CHECK(read(staged, "pending") == "g1");
+  replay("pending", "g2");
+  staged.reset_observed();
+  CHECK(read(staged, "durable") == "v");
+  replay("durable", "g2");
+  CHECK(staged.open_group_replayed_only());
+  CHECK(staged.hand_out_seq() == 0);  // the replay read the base only
+  CHECK(staged.observed_seq() == 2);
+
+  staged.reset_observed();
+  CHECK(read(staged, "durable") == "g2");
+  CHECK(staged.hand_out_seq() == 0);  // nothing a crash could take back
+  CHECK(staged.observed_seq() == 2);  // any other reply waits for the group
+  CHECK(read(staged, "pending") == "g2");
+  CHECK(staged.hand_out_seq() == 1);  // the group its replay read
+  CHECK(staged.observed_seq() == 2);
+
+  // A replay that reads a replayed value inherits what that one read.
+  staged.reset_observed();
+  CHECK(read(staged, "pending") == "g2");
+  replay("chained", "g2");
+  staged.reset_observed();
+  CHECK(read(staged, "chained") == "g2");
+  CHECK(staged.hand_out_seq() == 1);
+
+  // A write that is not replayed ends the group's replayed-only status, and
+  // a value it writes is a dependency of its own group for hand-outs too.
+  put(staged, "fresh", "g2");
+  CHECK_FALSE(staged.open_group_replayed_only());
+  staged.reset_observed();
+  CHECK(read(staged, "fresh") == "g2");
+  CHECK(staged.hand_out_seq() == 2);
+  StagedKv::Group group = staged.seal();
+  CHECK(group.writes == 4);
+  CHECK(group.replayed_writes == 3);
+  CHECK_FALSE(staged.open_group_replayed_only());  // nothing open
+}
+
 TEST_CASE("staged_kv: scans of the due and ready indexes are no dependency; reads of them are") {
   MemKv base;
   put(base, "r0", "v", Cf::kReady);
