@@ -21,10 +21,11 @@ namespace tarde::net {
 // waits for an fsync. Everything staged while one commit is in flight goes
 // into the next group and shares its fsync: that is the group commit.
 //
-// While commits carry one transition each on average (a lone client, or
-// clients that never overlap), a commit runs on the io thread itself instead:
-// handing it to the worker and back costs two thread wakeups, about 0.1 ms
-// here, and there is nothing else to serve while it is written. Once groups
+// While commits carry few transitions on average (a lone client, clients
+// that seldom overlap, retries at a moderate rate), a commit runs on the io
+// thread itself instead: handing it to the worker and back costs two thread
+// wakeups, about 0.1 ms here, and there is little else to serve while it is
+// written; what arrives meanwhile is read in one pass afterwards. Once groups
 // grow past kInlineMeanWrites the worker takes them again, so the io thread
 // keeps serving during each fsync.
 //
@@ -84,9 +85,12 @@ class GroupCommitter {
     size_t writes = 0;
   };
   // Groups with at most this many transitions on average (a moving mean over
-  // about the last eight) are written on the io thread: one means no client
-  // had a command staged while another's commit was in flight.
-  static constexpr double kInlineMeanWrites = 1.5;
+  // about the last eight) are written on the io thread. One means no client
+  // had a command staged while another's commit was in flight; W2's retries
+  // at 1000/s make groups of two to three, and cost about a fifth less CPU
+  // written inline (docs/benchmarks.md). W1 at 16 and 64 connections makes
+  // larger groups, which go to the worker.
+  static constexpr double kInlineMeanWrites = 4;
 
   Job seal();
   // The open group holds only replayed retries and may wait longer: arms

@@ -98,8 +98,8 @@ TEST_CASE("a lone writer's groups are committed on the io thread, and are durabl
 TEST_CASE("groups of many transitions go to the commit thread, and single ones come back") {
   CommitterRig rig;
   // The mean starts at one transition: the first group is written inline,
-  // and its ten transitions move the mean past the limit.
-  for (int i = 0; i < 8; ++i) rig.commit_group(10);
+  // and its forty transitions move the mean past the limit.
+  for (int i = 0; i < 8; ++i) rig.commit_group(40);
   CHECK(rig.committer->commits() == 8);
   CHECK(rig.committer->inline_commits() == 1);
 
