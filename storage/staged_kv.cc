@@ -82,7 +82,6 @@ Status StagedKv::scan(Cf cf, std::string_view lower, std::string_view upper,
 
 Status StagedKv::write(const KvBatch& batch) {
   if (batch.empty()) return Status::ok();
-  open_replayed_only_ = (has_open_group() ? open_replayed_only_ : true) && batch.replayed();
   const uint64_t hand_out_dep = batch.replayed() ? hand_out_seq_ : open_seq_;
   for (const KvOp& op : batch.ops()) {
     Versions& versions = overlay_[static_cast<size_t>(op.cf)][op.key];

@@ -98,7 +98,9 @@ class StagedKv final : public Kv {
   // The number the open group carries (or the next one will).
   uint64_t open_seq() const { return open_seq_; }
   // Something is staged and every write in the open group was replayed.
-  bool open_group_replayed_only() const { return has_open_group() && open_replayed_only_; }
+  bool open_group_replayed_only() const {
+    return has_open_group() && open_replayed_writes_ == open_writes_;
+  }
 
   // The number of keys with an uncommitted value, for tests and metrics.
   size_t overlay_size() const;
@@ -146,7 +148,6 @@ class StagedKv final : public Kv {
   uint64_t last_staged_seq_ = 0;
   uint64_t observed_seq_ = 0;
   uint64_t hand_out_seq_ = 0;
-  bool open_replayed_only_ = false;
 };
 
 }  // namespace tarde::storage
