@@ -25,7 +25,10 @@
 // Durability: a call that changes something returns once the change is on
 // disk (fsynced unless Options::sync is false). Calls made at the same time
 // from many threads share group commits, exactly as connections to the
-// server do.
+// server do. One exception, as for the server: reserve() hands out a retry
+// whose timer just fired without waiting for the commit of its move to
+// SENDING. The retry's timer stays on disk until that commit, so a crash
+// before it only means the retry fires, and is handed out, again.
 
 #include <chrono>
 #include <cstdint>
