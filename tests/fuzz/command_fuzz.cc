@@ -197,9 +197,10 @@ class FuzzHost final : public net::SessionHost {
   }
   void begin_command() override { staged_->reset_observed(); }
   uint64_t observed_seq() const override { return staged_->observed_seq(); }
+  uint64_t hand_out_seq() const override { return staged_->hand_out_seq(); }
   uint64_t committed_seq() const override { return staged_->committed_seq(); }
   void after_commands() override {}
-  void wait_for_commit(const std::shared_ptr<Session>& session) override {
+  void wait_for_commit(const std::shared_ptr<Session>& session, uint64_t) override {
     commit_waiters_[session.get()] = session;
   }
   void park(const std::shared_ptr<Session>& session, const std::string& queue) override {
