@@ -8,6 +8,7 @@
 #include <string>
 
 #include "storage/wal_tail.h"
+#include "storage/wal_zeros.h"
 
 namespace tarde::storage {
 namespace {
@@ -43,14 +44,58 @@ class WalTailFile final : public rocksdb::FSSequentialFile {
 // A WAL reserves its blocks kReserveBytes at a time, not RocksDB's 1.1 write
 // buffers: a copy of a live WAL (a backup's) takes its reserved zeros too,
 // and a WAL left by a crash holds them until it is replayed. One fdatasync
-// in a few hundred finds the size changed.
+// in a few hundred finds the size changed. The reserved blocks are written
+// with zeros before the data reaches them (storage/wal_zeros.h).
 class WalFile final : public rocksdb::FSWritableFileOwnerWrapper {
  public:
-  static constexpr size_t kReserveBytes = 256 << 10;
-  using rocksdb::FSWritableFileOwnerWrapper::FSWritableFileOwnerWrapper;
+  static constexpr size_t kReserveBytes = WalZeros::kChunkBytes;
+
+  WalFile(std::unique_ptr<rocksdb::FSWritableFile> target, const std::string& path)
+      : rocksdb::FSWritableFileOwnerWrapper(std::move(target)), zeros_(path) {}
+
   void SetPreallocationBlockSize(size_t /*size*/) override {
     target()->SetPreallocationBlockSize(kReserveBytes);
   }
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           rocksdb::IODebugContext* debug) override {
+    zeros_.before_append(data.size());
+    return target()->Append(data, options, debug);
+  }
+  rocksdb::IOStatus Append(const rocksdb::Slice& data, const rocksdb::IOOptions& options,
+                           const rocksdb::DataVerificationInfo& verification,
+                           rocksdb::IODebugContext* debug) override {
+    zeros_.before_append(data.size());
+    return target()->Append(data, options, verification, debug);
+  }
+  // Writes at chosen offsets (direct I/O, which tarde does not use) or a
+  // truncation would break the count of appended bytes: zeros stop first.
+  rocksdb::IOStatus PositionedAppend(const rocksdb::Slice& data, uint64_t offset,
+                                     const rocksdb::IOOptions& options,
+                                     rocksdb::IODebugContext* debug) override {
+    zeros_.stop();
+    return target()->PositionedAppend(data, offset, options, debug);
+  }
+  rocksdb::IOStatus PositionedAppend(const rocksdb::Slice& data, uint64_t offset,
+                                     const rocksdb::IOOptions& options,
+                                     const rocksdb::DataVerificationInfo& verification,
+                                     rocksdb::IODebugContext* debug) override {
+    zeros_.stop();
+    return target()->PositionedAppend(data, offset, options, verification, debug);
+  }
+  rocksdb::IOStatus Truncate(uint64_t size, const rocksdb::IOOptions& options,
+                             rocksdb::IODebugContext* debug) override {
+    zeros_.stop();
+    return target()->Truncate(size, options, debug);
+  }
+  // RocksDB's close trims the file to its data, zeros included.
+  rocksdb::IOStatus Close(const rocksdb::IOOptions& options,
+                          rocksdb::IODebugContext* debug) override {
+    zeros_.stop();
+    return target()->Close(options, debug);
+  }
+
+ private:
+  WalZeros zeros_;
 };
 
 class TardeFileSystem final : public rocksdb::FileSystemWrapper {
@@ -76,7 +121,7 @@ class TardeFileSystem final : public rocksdb::FileSystemWrapper {
     if (is_wal(name)) {
       std::unique_ptr<rocksdb::FSWritableFile> wal;
       rocksdb::IOStatus status = target()->NewWritableFile(name, options, &wal, debug);
-      if (status.ok()) *file = std::make_unique<WalFile>(std::move(wal));
+      if (status.ok()) *file = std::make_unique<WalFile>(std::move(wal), name);
       return status;
     }
     rocksdb::FileOptions unreserved = options;

@@ -13,7 +13,10 @@ namespace tarde::storage {
 //   own reservation keeps the size (FALLOC_FL_KEEP_SIZE), and a WAL that
 //   grows with each commit makes each fdatasync write the inode too: on our
 //   disk about 200 µs per commit instead of about 120 µs (docs/design.md,
-//   "Disk"). Table and MANIFEST files are not reserved.
+//   "Disk"). Each reservation is then written with zeros before the data
+//   reaches it (storage/wal_zeros.h), so that the first data in a block
+//   does not make its fdatasync write the extent map too. Table and
+//   MANIFEST files are not reserved.
 // - A WAL is replayed up to the end find_wal_tail() finds: after a crash
 //   the reserved part reads as zeros, and a record torn by a power loss
 //   (its rest reading as zeros) is dropped like a record cut short at the

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -34,6 +35,17 @@ TEST_CASE("crc32c: the standard check values, and the CPU's instruction agrees w
   }
 }
 
+// The path of the newest WAL in a store's directory.
+std::string newest_wal(const TempDir& dir) {
+  std::string newest;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(".log") && name > newest) newest = name;
+  }
+  REQUIRE(!newest.empty());
+  return dir.sub(newest);
+}
+
 // The bytes of the one live WAL of a store written with `values` (one write
 // each), copied while the store is open: its reserved tail still reads as
 // zeros, as after a kill -9.
@@ -48,13 +60,7 @@ std::string live_wal(const std::vector<std::string>& values) {
     batch.put(Cf::kTx, "k" + std::to_string(i), values[i]);
     REQUIRE(kv.value()->write(batch).is_ok());
   }
-  std::string newest;
-  for (const auto& entry : fs::directory_iterator(dir.path())) {
-    const std::string name = entry.path().filename().string();
-    if (name.ends_with(".log") && name > newest) newest = name;
-  }
-  REQUIRE(!newest.empty());
-  return testing::file_bytes(dir.sub(newest));
+  return testing::file_bytes(newest_wal(dir));
 }
 
 TEST_CASE("wal_tail: a WAL left by a crash ends at its last record; the reserved zeros follow") {
@@ -68,6 +74,30 @@ TEST_CASE("wal_tail: a WAL left by a crash ends at its last record; the reserved
   CHECK(find_wal_tail("").end == 0);
   CHECK(find_wal_tail(std::string(100000, '\0')).end == 0);
   CHECK_FALSE(find_wal_tail(std::string(100000, '\0')).dropped);
+}
+
+TEST_CASE("wal_tail: a live WAL's reserved blocks hold written zeros; a clean close trims them") {
+  TempDir dir;
+  RocksKv::Options options;
+  options.sync = true;
+  auto kv = RocksKv::open(dir.path(), options);
+  REQUIRE(kv.is_ok());
+  for (const char* value : {"first", "second"}) {
+    KvBatch batch;
+    batch.put(Cf::kTx, value, std::string(500, value[0]));
+    REQUIRE(kv.value()->write(batch).is_ok());
+  }
+  const std::string wal = newest_wal(dir);
+  CHECK(fs::file_size(wal) == 256 * 1024);
+  // Reserved only, the blocks would make each fdatasync write the extent
+  // map and the inode too (storage/wal_zeros.h).
+  const std::optional<bool> unwritten = testing::has_unwritten_blocks(wal, 256 * 1024);
+  if (unwritten) CHECK_FALSE(*unwritten);
+
+  kv.value().reset();
+  const std::string bytes = testing::file_bytes(wal);
+  CHECK(bytes.size() > 1000);
+  CHECK(bytes.size() == testing::wal_data_end(bytes));
 }
 
 // Where the record after the one at `header` starts (a record of one block).
