@@ -19,6 +19,13 @@ namespace {
 using tarde::testing::TempDir;
 constexpr size_t kChunk = WalZeros::kChunkBytes;
 
+// Creates the file at `path`, open for writing.
+int create_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+  REQUIRE(fd >= 0);
+  return fd;
+}
+
 // Appends `bytes` to the file the way RocksDB does, through its own
 // descriptor at its own offset, after telling `zeros`.
 void append(WalZeros& zeros, int fd, const std::string& bytes) {
@@ -29,8 +36,7 @@ void append(WalZeros& zeros, int fd, const std::string& bytes) {
 TEST_CASE("wal_zeros: the chunks the next appends reach are zeros ahead of the data") {
   TempDir dir;
   const std::string path = dir.sub("000001.log");
-  const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-  REQUIRE(fd >= 0);
+  const int fd = create_file(path);
   WalZeros zeros(path);
   CHECK(zeros.active());
   CHECK(zeros.zeroed_end() == 0);
@@ -69,8 +75,7 @@ TEST_CASE("wal_zeros: the chunks the next appends reach are zeros ahead of the d
 TEST_CASE("wal_zeros: the extent check tells reserved blocks from written ones") {
   TempDir dir;
   const std::string path = dir.sub("reserved");
-  const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-  REQUIRE(fd >= 0);
+  const int fd = create_file(path);
   const bool reserved = ::fallocate(fd, 0, 0, kChunk) == 0;
   ::close(fd);
   const std::optional<bool> unwritten = testing::has_unwritten_blocks(path, kChunk);
@@ -92,8 +97,7 @@ TEST_CASE("wal_zeros: a file it cannot open leaves the WAL as it is") {
 TEST_CASE("wal_zeros: a failed write of zeros stops them for good") {
   TempDir dir;
   const std::string path = dir.sub("000002.log");
-  const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-  REQUIRE(fd >= 0);
+  const int fd = create_file(path);
   WalZeros zeros(path);
   REQUIRE(zeros.active());
   // A file size limit below one chunk: the write of zeros comes up short
