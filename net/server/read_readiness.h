@@ -14,7 +14,8 @@ namespace tarde::net {
 // recv before waiting, a second syscall per command; here each socket is
 // registered once, level-triggered, and one pass of the io thread costs one
 // epoll_wait of the set and one re-arm of the set's descriptor in Asio,
-// however many sockets it serves. Writes stay with Asio. io thread only;
+// however many sockets it serves. Sessions send with a plain write and
+// leave to Asio only what the socket does not take at once. io thread only;
 // destroyed (its descriptor closed by Asio) after every watched socket is.
 class ReadReadiness {
  public:

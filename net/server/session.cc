@@ -273,13 +273,34 @@ void Session::do_write() {
     if (closing_ && pending_.empty()) close();
     return;
   }
-  writing_ = true;
-  write_buffer_ = std::move(output_);
+  // Replies usually fit in the socket's send buffer, so they are sent here
+  // and only what the socket does not take waits in an asynchronous write:
+  // a write that Asio completes at once still costs a handler, and the turn
+  // of the scheduler (an epoll_wait) that runs it.
+  asio::error_code ec;
+  size_t sent = socket_.write_some(asio::buffer(output_), ec);
+  if (ec == asio::error::would_block || ec == asio::error::try_again) {
+    ec.clear();
+    sent = 0;
+  }
+  if (ec) {
+    close();
+    return;
+  }
+  pending_bytes_ -= std::min(pending_bytes_, sent);
+  if (sent < output_.size()) {
+    writing_ = true;
+    output_.erase(0, sent);
+    write_buffer_ = std::move(output_);
+    output_.clear();
+    asio::async_write(socket_, asio::buffer(write_buffer_),
+                      [self = shared_from_this()](const asio::error_code& ec, size_t bytes) {
+                        self->on_write(ec, bytes);
+                      });
+    return;
+  }
   output_.clear();
-  asio::async_write(socket_, asio::buffer(write_buffer_),
-                    [self = shared_from_this()](const asio::error_code& ec, size_t bytes) {
-                      self->on_write(ec, bytes);
-                    });
+  after_sent_at_once();
 }
 
 void Session::on_write(const asio::error_code& ec, size_t bytes) {
@@ -298,6 +319,25 @@ void Session::on_write(const asio::error_code& ec, size_t bytes) {
     if (pending_.empty()) close();
     return;
   }
+  resume();
+}
+
+void Session::after_sent_at_once() {
+  note_caught_up();
+  if (closing_) {
+    if (pending_.empty()) close();
+    return;
+  }
+  // Input that waited for the output to shrink is taken up after the
+  // caller, which may be process() itself.
+  if (input_start_ < input_.size() || !reading_) {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (!self->closing_ && !self->closed_ && !self->writing_) self->resume();
+    });
+  }
+}
+
+void Session::resume() {
   process();
   do_read();
 }

@@ -80,6 +80,11 @@ class Session final : public std::enable_shared_from_this<Session>,
   void flush();
   void do_write();
   void on_write(const asio::error_code& ec, size_t bytes);
+  // do_write() sent every byte without waiting: closes a closing session,
+  // or has input that waited for the output taken up.
+  void after_sent_at_once();
+  // Processes buffered input and asks for more.
+  void resume();
   void on_wait_timeout(const asio::error_code& ec);
   bool over_bounds() const;
   void note_paused();

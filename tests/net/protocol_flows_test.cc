@@ -4,8 +4,10 @@
 // upper bounds and no earliness allowed.
 #include <doctest/doctest.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <map>
 #include <string>
@@ -81,6 +83,63 @@ TEST_CASE("1000 pipelined commands in one write are answered in order") {
   CHECK(c.command("PING") == "PONG");
   CHECK(c.buffered().empty());
   CHECK(stats_of(c)["transactions"] == "334");
+}
+
+// More replies than a session holds while they wait for their commits
+// (Session::kPendingRepliesMax): it stops taking commands at the bound and
+// takes up the rest of the same write as the commits let replies go, with
+// no further input from the client to wake it.
+TEST_CASE("3000 pipelined ENQUEUEs in one write, past the waiting-reply bound, are all answered") {
+  ServerProcess server;
+  RawClient c(server.port());
+  constexpr int kCommands = 3000;
+  std::string bytes;
+  for (int i = 0; i < kCommands; ++i) {
+    bytes += "ENQUEUE q b-" + std::to_string(i) + " 1\r\nx\r\n";
+  }
+  std::thread sender([&] { c.send(bytes); });
+  int in_order = 0;
+  for (int i = 0; i < kCommands; ++i) {
+    const std::string reply = c.read_line();
+    if (!starts_with(reply, "CREATED b-" + std::to_string(i) + " SENDING")) {
+      INFO("reply " << i << ": " << reply);
+      CHECK(false);
+      break;
+    }
+    ++in_order;
+  }
+  sender.join();
+  CHECK(in_order == kCommands);
+  CHECK(c.command("PING") == "PONG");
+}
+
+// Replies are sent as soon as their commit is durable; a client that reset
+// its connection meanwhile makes that send fail, which closes the session
+// and nothing else.
+TEST_CASE("clients that reset their connection while replies wait for commits cost nothing") {
+  ServerProcess server;
+  for (int round = 0; round < 40; ++round) {
+    RawClient c(server.port());
+    std::string bytes;
+    for (int i = 0; i < 50; ++i) {
+      bytes += "ENQUEUE q r-" + std::to_string(round) + "-" + std::to_string(i) + " 1\r\nx\r\n";
+    }
+    c.send(bytes);
+    CHECK(starts_with(c.read_line(), "CREATED r-" + std::to_string(round) + "-0 SENDING"));
+    c.send(bytes);  // answered DUPLICATE, after the commits still in flight
+    const linger reset{1, 0};
+    REQUIRE(setsockopt(c.fd(), SOL_SOCKET, SO_LINGER, &reset, sizeof reset) == 0);
+    c.close();
+  }
+  RawClient after(server.port());
+  CHECK(after.command("PING") == "PONG");
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (stats_of(after)["connections"] != "1" && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const auto stats = stats_of(after);
+  CHECK(stats.at("connections") == "1");
+  CHECK(stats.at("transactions") == "2000");
 }
 
 TEST_CASE("2000 concurrent connections each get PING and ENQUEUE answered") {
