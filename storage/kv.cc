@@ -1,5 +1,7 @@
 #include "storage/kv.h"
 
+#include <utility>
+
 namespace tarde::storage {
 
 const char* cf_name(Cf cf) {
@@ -23,12 +25,12 @@ const char* cf_name(Cf cf) {
   return "?";
 }
 
-void KvBatch::put(Cf cf, std::string_view key, std::string_view value) {
-  ops_.push_back(KvOp{cf, false, std::string(key), std::string(value)});
+void KvBatch::put(Cf cf, std::string key, std::string value) {
+  ops_.push_back(KvOp{cf, false, std::move(key), std::move(value)});
 }
 
-void KvBatch::del(Cf cf, std::string_view key) {
-  ops_.push_back(KvOp{cf, true, std::string(key), std::string()});
+void KvBatch::del(Cf cf, std::string key) {
+  ops_.push_back(KvOp{cf, true, std::move(key), std::string()});
 }
 
 void KvBatch::append(const KvBatch& other) {

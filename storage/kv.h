@@ -30,8 +30,10 @@ struct KvOp {
 // A list of puts and deletes that a Kv applies atomically, in order.
 class KvBatch {
  public:
-  void put(Cf cf, std::string_view key, std::string_view value);
-  void del(Cf cf, std::string_view key);
+  // Both take their strings over: a key and value built for the batch are
+  // moved in, not copied.
+  void put(Cf cf, std::string key, std::string value);
+  void del(Cf cf, std::string key);
   void append(const KvBatch& other);
   const std::vector<KvOp>& ops() const { return ops_; }
   bool empty() const { return ops_.empty(); }

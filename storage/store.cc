@@ -145,13 +145,13 @@ void Batch::put_ready_floor(std::string_view queue, const ReadyFloor& floor) {
 
 void Batch::put_meta(std::string_view name, std::string_view value) {
   TARDE_ASSERT(!name.empty());
-  kv_.put(Cf::kMeta, name, value);
+  kv_.put(Cf::kMeta, std::string(name), std::string(value));
 }
 
 void Batch::put_ready_seq_reserved(uint64_t reserved) {
   std::string value;
   append_be64(&value, reserved);
-  kv_.put(Cf::kMeta, kMetaReadySeqKey, value);
+  kv_.put(Cf::kMeta, std::string(kMetaReadySeqKey), std::move(value));
 }
 
 Store::FormatCheck Store::format_of(std::string_view record) {
@@ -221,7 +221,7 @@ Status Store::ensure_format(FormatUpgrade* upgrade,
       break;
   }
   KvBatch batch;
-  batch.put(Cf::kMeta, kMetaFormatKey, encode_format_version(kFormatVersion));
+  batch.put(Cf::kMeta, std::string(kMetaFormatKey), encode_format_version(kFormatVersion));
   return kv_.write(batch);
 }
 
@@ -260,7 +260,7 @@ Status Store::upgrade_from(uint32_t version, FormatUpgrade* upgrade,
     lower = key_after(last);
   }
   KvBatch format;
-  format.put(Cf::kMeta, kMetaFormatKey, encode_format_version(kFormatVersion));
+  format.put(Cf::kMeta, std::string(kMetaFormatKey), encode_format_version(kFormatVersion));
   TARDE_RETURN_IF_ERROR(kv_.write(format));
   if (upgrade != nullptr) *upgrade = FormatUpgrade{version, indexed};
   return Status::ok();

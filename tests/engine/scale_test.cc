@@ -217,7 +217,7 @@ TEST_CASE("ready sequence numbers are reserved on disk, so a restart never reuse
   // A store written before the reservation existed: the largest seq in use
   // is found by a scan.
   storage::KvBatch forget;
-  forget.del(storage::Cf::kMeta, storage::kMetaReadySeqKey);
+  forget.del(storage::Cf::kMeta, std::string(storage::kMetaReadySeqKey));
   REQUIRE(kv.write(forget).is_ok());
   p.open();
   p.enqueue("c");

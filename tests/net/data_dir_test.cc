@@ -115,7 +115,7 @@ TEST_CASE("a data dir of a newer format version is refused, exit 5, left as it w
     auto kv = storage::RocksKv::open(data, storage::RocksKv::Options{});
     REQUIRE(kv.is_ok());
     storage::KvBatch batch;
-    batch.put(storage::Cf::kMeta, storage::kMetaFormatKey,
+    batch.put(storage::Cf::kMeta, std::string(storage::kMetaFormatKey),
               storage::encode_format_version(storage::kFormatVersion + 1));
     REQUIRE(kv.value()->write(batch).is_ok());
     REQUIRE(kv.value()->close().is_ok());

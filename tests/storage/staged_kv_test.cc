@@ -16,13 +16,13 @@ using Pairs = std::vector<std::pair<std::string, std::string>>;
 
 void put(Kv& kv, std::string_view key, std::string_view value, Cf cf = Cf::kTx) {
   KvBatch batch;
-  batch.put(cf, key, value);
+  batch.put(cf, std::string(key), std::string(value));
   REQUIRE(kv.write(batch).is_ok());
 }
 
 void del(Kv& kv, std::string_view key, Cf cf = Cf::kTx) {
   KvBatch batch;
-  batch.del(cf, key);
+  batch.del(cf, std::string(key));
   REQUIRE(kv.write(batch).is_ok());
 }
 
@@ -309,7 +309,7 @@ TEST_CASE("staged_kv: a hand-out of a replayed value waits for what the replay r
   StagedKv staged(base);
   auto replay = [&](std::string_view key, std::string_view value) {
     KvBatch batch;
-    batch.put(Cf::kTx, key, value);
+    batch.put(Cf::kTx, std::string(key), std::string(value));
     batch.mark_replayed();
     REQUIRE(staged.write(batch).is_ok());
   };

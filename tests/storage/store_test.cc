@@ -354,7 +354,7 @@ TEST_CASE_TEMPLATE("store: the ready seq reservation round trips, and a bad one 
   CHECK(*stored.value() == uint64_t{1} << 40);
 
   KvBatch raw;
-  raw.put(Cf::kMeta, kMetaReadySeqKey, "seven b");
+  raw.put(Cf::kMeta, std::string(kMetaReadySeqKey), "seven b");
   REQUIRE(backend.kv().write(raw).is_ok());
   auto bad = store.get_ready_seq_reserved();
   CHECK(bad.status().code() == Status::Code::kCorruption);
