@@ -277,13 +277,13 @@ void Session::do_write() {
   // and only what the socket does not take waits in an asynchronous write:
   // a write that Asio completes at once still costs a handler, and the turn
   // of the scheduler (an epoll_wait) that runs it.
-  asio::error_code ec;
-  size_t sent = socket_.write_some(asio::buffer(output_), ec);
-  if (ec == asio::error::would_block || ec == asio::error::try_again) {
-    ec.clear();
+  asio::error_code error;
+  size_t sent = socket_.write_some(asio::buffer(output_), error);
+  if (error == asio::error::would_block || error == asio::error::try_again) {
+    error.clear();
     sent = 0;
   }
-  if (ec) {
+  if (error) {
     close();
     return;
   }
