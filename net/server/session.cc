@@ -315,19 +315,18 @@ void Session::on_write(const asio::error_code& ec, size_t bytes) {
     do_write();
     return;
   }
-  if (closing_) {
-    if (pending_.empty()) close();
-    return;
-  }
-  resume();
+  if (goes_on_after_output()) resume();
+}
+
+bool Session::goes_on_after_output() {
+  if (!closing_) return true;
+  if (pending_.empty()) close();
+  return false;
 }
 
 void Session::after_sent_at_once() {
   note_caught_up();
-  if (closing_) {
-    if (pending_.empty()) close();
-    return;
-  }
+  if (!goes_on_after_output()) return;
   // Input that waited for the output to shrink is taken up after the
   // caller, which may be process() itself.
   if (input_start_ < input_.size() || !reading_) {

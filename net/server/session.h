@@ -80,8 +80,11 @@ class Session final : public std::enable_shared_from_this<Session>,
   void flush();
   void do_write();
   void on_write(const asio::error_code& ec, size_t bytes);
-  // do_write() sent every byte without waiting: closes a closing session,
-  // or has input that waited for the output taken up.
+  // Every byte of output is written: a closing session closes once no
+  // reply waits, and the answer is false; otherwise true.
+  bool goes_on_after_output();
+  // do_write() sent every byte without waiting: as above, and input that
+  // waited for the output to shrink is taken up.
   void after_sent_at_once();
   // Processes buffered input and asks for more.
   void resume();
