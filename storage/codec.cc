@@ -316,7 +316,7 @@ Status validate(const DeadLetter& letter) {
 
 Status validate(const QueueConfig& /*config*/) { return Status::ok(); }
 
-// The two values of every transition go through the direct coder of
+// The values of every transition go through the direct coder of
 // storage/record_bytes.h; cereal remains the reference (tests compare the
 // two) and decodes whatever the direct reader does not take.
 std::string encode_tx(const TxRecord& record) {
@@ -354,14 +354,33 @@ Result<EventRecord> decode_event_with_cereal_for_test(std::string_view bytes) {
   return decode_value<EventRecord>(bytes, "EventRecord");
 }
 
-std::string encode_due_value(const DueValue& value) { return encode_value(value); }
+std::string encode_due_value(const DueValue& value) {
+  TARDE_ASSERT(validate(value).is_ok());
+  std::string bytes;
+  record_bytes::append_due(bytes, value);
+  return bytes;
+}
 Result<DueValue> decode_due_value(std::string_view bytes) {
+  DueValue value;
+  if (record_bytes::read_due(bytes, &value) && validate(value).is_ok()) return value;
   return decode_value<DueValue>(bytes, "DueValue");
 }
 
-std::string encode_ready_value(const ReadyValue& value) { return encode_value(value); }
+std::string encode_ready_value(const ReadyValue& value) {
+  TARDE_ASSERT(validate(value).is_ok());
+  std::string bytes;
+  record_bytes::append_ready(bytes, value);
+  return bytes;
+}
 Result<ReadyValue> decode_ready_value(std::string_view bytes) {
+  ReadyValue value;
+  if (record_bytes::read_ready(bytes, &value) && validate(value).is_ok()) return value;
   return decode_value<ReadyValue>(bytes, "ReadyValue");
+}
+
+std::string encode_due_with_cereal_for_test(const DueValue& value) { return encode_value(value); }
+std::string encode_ready_with_cereal_for_test(const ReadyValue& value) {
+  return encode_value(value);
 }
 
 std::string encode_dead_letter(const DeadLetter& letter) { return encode_value(letter); }

@@ -47,18 +47,20 @@ Result<TxRecord> decode_tx(std::string_view bytes);
 std::string encode_event(const EventRecord& event);
 Result<EventRecord> decode_event(std::string_view bytes);
 
-// The cereal reference of the two values the direct coder handles: tests
-// check that both produce and accept the same bytes.
-std::string encode_tx_with_cereal_for_test(const TxRecord& record);
-std::string encode_event_with_cereal_for_test(const EventRecord& event);
-Result<TxRecord> decode_tx_with_cereal_for_test(std::string_view bytes);
-Result<EventRecord> decode_event_with_cereal_for_test(std::string_view bytes);
-
 std::string encode_due_value(const DueValue& value);
 Result<DueValue> decode_due_value(std::string_view bytes);
 
 std::string encode_ready_value(const ReadyValue& value);
 Result<ReadyValue> decode_ready_value(std::string_view bytes);
+
+// The cereal reference of the values the direct coder handles: tests check
+// that both produce and accept the same bytes.
+std::string encode_tx_with_cereal_for_test(const TxRecord& record);
+std::string encode_event_with_cereal_for_test(const EventRecord& event);
+std::string encode_due_with_cereal_for_test(const DueValue& value);
+std::string encode_ready_with_cereal_for_test(const ReadyValue& value);
+Result<TxRecord> decode_tx_with_cereal_for_test(std::string_view bytes);
+Result<EventRecord> decode_event_with_cereal_for_test(std::string_view bytes);
 
 std::string encode_dead_letter(const DeadLetter& letter);
 Result<DeadLetter> decode_dead_letter(std::string_view bytes);

@@ -35,6 +35,13 @@ void put_text(std::string& out, std::string_view text) {
 
 void put_byte(std::string& out, uint8_t value) { out.push_back(static_cast<char>(value)); }
 
+// The format byte, the little-endian flag and the value's class version.
+void put_header(std::string& out, uint32_t version) {
+  out.push_back(kFormatByte);
+  out.push_back(kLittleEndianByte);
+  put<uint32_t>(out, version);
+}
+
 void put_policy(std::string& out, const RetryPolicy& p) {
   put<uint32_t>(out, kClassVersion);
   put(out, p.max_attempts);
@@ -84,6 +91,12 @@ class Reader {
   }
   void expect(char byte) {
     if (take(1) && *taken_ != byte) ok_ = false;
+  }
+  // The format byte, the little-endian flag and class version kClassVersion.
+  void expect_header() {
+    expect(kFormatByte);
+    expect(kLittleEndianByte);
+    expect_version();
   }
   void expect_version() {
     uint32_t version = 0;
@@ -135,9 +148,7 @@ void get_policy(Reader& in, RetryPolicy* p) {
 void append_tx(std::string& out, const TxRecord& r) {
   out.reserve(out.size() + 200 + r.tx_id.size() + r.queue.size() + r.reason.size() +
               r.payload.size() + 32 * r.failures.size());
-  out.push_back(kFormatByte);
-  out.push_back(kLittleEndianByte);
-  put<uint32_t>(out, kClassVersion);
+  put_header(out, kClassVersion);
   put_text(out, r.tx_id);
   put_text(out, r.queue);
   put_byte(out, static_cast<uint8_t>(r.state));
@@ -169,9 +180,7 @@ void append_tx(std::string& out, const TxRecord& r) {
 
 void append_event(std::string& out, const EventRecord& e) {
   out.reserve(out.size() + 56 + e.cause.size() + e.reason.size());
-  out.push_back(kFormatByte);
-  out.push_back(kLittleEndianByte);
-  put<uint32_t>(out, kEventRecordVersion);
+  put_header(out, kEventRecordVersion);
   put(out, e.at_ms);
   put_byte(out, static_cast<uint8_t>(e.from));
   put_byte(out, static_cast<uint8_t>(e.to));
@@ -182,11 +191,23 @@ void append_event(std::string& out, const EventRecord& e) {
   put(out, e.due_at_ms);
 }
 
+void append_due(std::string& out, const DueValue& v) {
+  out.reserve(out.size() + 11);
+  put_header(out, kClassVersion);
+  put_byte(out, static_cast<uint8_t>(v.kind));
+  put(out, v.attempt);
+}
+
+void append_ready(std::string& out, const ReadyValue& v) {
+  out.reserve(out.size() + 18 + v.tx_id.size());
+  put_header(out, kClassVersion);
+  put_text(out, v.tx_id);
+  put(out, v.attempt);
+}
+
 bool read_tx(std::string_view bytes, TxRecord* r) {
   Reader in(bytes);
-  in.expect(kFormatByte);
-  in.expect(kLittleEndianByte);
-  in.expect_version();
+  in.expect_header();
   in.get_text(&r->tx_id);
   in.get_text(&r->queue);
   in.get_enum(&r->state);
@@ -238,6 +259,22 @@ bool read_event(std::string_view bytes, EventRecord* e) {
   in.get_text(&e->reason);
   e->due_at_ms = 0;
   if (version >= kEventRecordVersion) in.get(&e->due_at_ms);
+  return in.done();
+}
+
+bool read_due(std::string_view bytes, DueValue* v) {
+  Reader in(bytes);
+  in.expect_header();
+  in.get_enum(&v->kind);
+  in.get(&v->attempt);
+  return in.done();
+}
+
+bool read_ready(std::string_view bytes, ReadyValue* v) {
+  Reader in(bytes);
+  in.expect_header();
+  in.get_text(&v->tx_id);
+  in.get(&v->attempt);
   return in.done();
 }
 

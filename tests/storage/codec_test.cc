@@ -328,6 +328,18 @@ TEST_CASE("codec: the direct coder writes and reads exactly cereal's bytes") {
     Result<EventRecord> event_cereal = decode_event_with_cereal_for_test(encode_event(event));
     REQUIRE(event_cereal.is_ok());
     CHECK(event_cereal.value() == event);
+
+    const DueValue due{static_cast<DueKind>(1 + random() % 3), static_cast<uint32_t>(random())};
+    REQUIRE(to_hex(encode_due_value(due)) == to_hex(encode_due_with_cereal_for_test(due)));
+    Result<DueValue> due_back = decode_due_value(encode_due_value(due));
+    REQUIRE(due_back.is_ok());
+    CHECK(due_back.value() == due);
+
+    const ReadyValue ready{"tx-" + std::to_string(random()), static_cast<uint32_t>(random())};
+    REQUIRE(to_hex(encode_ready_value(ready)) == to_hex(encode_ready_with_cereal_for_test(ready)));
+    Result<ReadyValue> ready_back = decode_ready_value(encode_ready_value(ready));
+    REQUIRE(ready_back.is_ok());
+    CHECK(ready_back.value() == ready);
   }
 }
 
@@ -366,6 +378,28 @@ TEST_CASE("codec: truncated input is corruption at every length") {
     CHECK(decode_event(std::string_view(event_bytes).substr(0, length)).status().code() ==
           Status::Code::kCorruption);
   }
+  const std::string due_bytes = encode_due_value(DueValue{DueKind::kRetry, 4});
+  for (size_t length = 0; length < due_bytes.size(); ++length) {
+    CHECK(decode_due_value(std::string_view(due_bytes).substr(0, length)).status().code() ==
+          Status::Code::kCorruption);
+  }
+  const std::string ready_bytes = encode_ready_value(ReadyValue{"order-42", 4});
+  for (size_t length = 0; length < ready_bytes.size(); ++length) {
+    CHECK(decode_ready_value(std::string_view(ready_bytes).substr(0, length)).status().code() ==
+          Status::Code::kCorruption);
+  }
+}
+
+TEST_CASE("codec: index values with a bad kind, a bad tx_id or trailing bytes are corruption") {
+  std::string due = encode_due_value(DueValue{DueKind::kRetry, 4});
+  CHECK(decode_due_value(due + "x").status().code() == Status::Code::kCorruption);
+  due[1 + 1 + 4] = 4;  // kind 4 is not a DueKind
+  CHECK(decode_due_value(due).status().code() == Status::Code::kCorruption);
+
+  std::string ready = encode_ready_value(ReadyValue{"order-42", 4});
+  CHECK(decode_ready_value(ready + "x").status().code() == Status::Code::kCorruption);
+  ready[1 + 1 + 4 + 8] = ' ';  // a space is not allowed in a tx_id
+  CHECK(decode_ready_value(ready).status().code() == Status::Code::kCorruption);
 }
 
 TEST_CASE("codec: wrong format byte, trailing bytes and bad class version are corruption") {
