@@ -17,22 +17,6 @@
 // functions are pure and may be called from any thread.
 namespace tarde::storage {
 
-// The value of a `due` entry; the key holds fire_at_ms and tx_id.
-struct DueValue {
-  DueKind kind = DueKind::kNone;
-  uint32_t attempt = 0;
-
-  bool operator==(const DueValue&) const = default;
-};
-
-// The value of a `ready` entry; the key holds queue, ready_at_ms and seq.
-struct ReadyValue {
-  std::string tx_id;
-  uint32_t attempt = 0;
-
-  bool operator==(const ReadyValue&) const = default;
-};
-
 // Record checks shared by encoders (as asserts) and decoders (as corruption).
 Status validate(const TxRecord& record);
 Status validate(const EventRecord& event);

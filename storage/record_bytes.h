@@ -3,7 +3,6 @@
 #include <string>
 #include <string_view>
 
-#include "storage/codec.h"
 #include "storage/records.h"
 
 // Direct writers and readers of the values every transition touches

@@ -125,6 +125,22 @@ struct EventRecord {
   bool operator==(const EventRecord&) const = default;
 };
 
+// The value of a `due` entry; the key holds fire_at_ms and tx_id.
+struct DueValue {
+  DueKind kind = DueKind::kNone;
+  uint32_t attempt = 0;
+
+  bool operator==(const DueValue&) const = default;
+};
+
+// The value of a `ready` entry; the key holds queue, ready_at_ms and seq.
+struct ReadyValue {
+  std::string tx_id;
+  uint32_t attempt = 0;
+
+  bool operator==(const ReadyValue&) const = default;
+};
+
 // An entry of the time-ordered `due` index. Its key is (fire_at_ms, tx_id).
 struct DueEntry {
   int64_t fire_at_ms = 0;
