@@ -183,7 +183,7 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
   // The retry's due entry leaves the disk with this batch, not before: a
   // crash that loses the batch leaves the retry to fire again.
   if (firing_retry_) batch.mark_replayed();
-  TARDE_RETURN_IF_ERROR(store_.write(batch));
+  TARDE_RETURN_IF_ERROR(store_.write(std::move(batch)));
   if (reserve_seqs) ready_seq_reserved_ = reserved;
   if (lowered_floor) queue.floor_on_disk = lowered_floor;
   apply_memory(before, after);

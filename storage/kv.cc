@@ -1,5 +1,6 @@
 #include "storage/kv.h"
 
+#include <iterator>
 #include <utility>
 
 namespace tarde::storage {
@@ -35,6 +36,16 @@ void KvBatch::del(Cf cf, std::string key) {
 
 void KvBatch::append(const KvBatch& other) {
   ops_.insert(ops_.end(), other.ops_.begin(), other.ops_.end());
+}
+
+void KvBatch::append(KvBatch&& other) {
+  if (ops_.empty()) {
+    ops_ = std::move(other.ops_);
+  } else {
+    ops_.insert(ops_.end(), std::make_move_iterator(other.ops_.begin()),
+                std::make_move_iterator(other.ops_.end()));
+  }
+  other.ops_.clear();
 }
 
 }  // namespace tarde::storage

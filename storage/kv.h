@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -35,6 +36,8 @@ class KvBatch {
   void put(Cf cf, std::string key, std::string value);
   void del(Cf cf, std::string key);
   void append(const KvBatch& other);
+  // The same, taking the other batch's strings over.
+  void append(KvBatch&& other);
   const std::vector<KvOp>& ops() const { return ops_; }
   bool empty() const { return ops_.empty(); }
   size_t size() const { return ops_.size(); }
@@ -77,6 +80,9 @@ class Kv {
   // implementation an ok Status means the batch survives a crash (and, with
   // sync on, a power loss).
   [[nodiscard]] virtual Status write(const KvBatch& batch) = 0;
+  // The same, for a batch the caller no longer needs: an implementation may
+  // take its strings over instead of copying them (StagedKv does).
+  [[nodiscard]] virtual Status write(KvBatch&& batch) { return write(std::as_const(batch)); }
 };
 
 }  // namespace tarde::storage

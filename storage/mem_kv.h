@@ -28,6 +28,7 @@ class MemKv final : public Kv {
                             const KvVisitor& visit) override;
   // Applies the batch in order; always ok unless writes are failing for a test.
   [[nodiscard]] Status write(const KvBatch& batch) override;
+  using Kv::write;
 
   // While set, write() changes nothing and returns io_error, as a full disk
   // would.

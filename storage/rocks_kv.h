@@ -125,6 +125,7 @@ class RocksKv final : public Kv {
   // One atomic RocksDB WriteBatch, fsynced when Options::sync is set.
   // invalid_argument on a read-only or secondary instance.
   [[nodiscard]] Status write(const KvBatch& batch) override;
+  using Kv::write;
 
   // A read-only view of the store as it is now, unaffected by later writes:
   // for a long read on another thread (the background invariant sweep) that

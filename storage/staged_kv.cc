@@ -82,6 +82,19 @@ Status StagedKv::scan(Cf cf, std::string_view lower, std::string_view upper,
 
 Status StagedKv::write(const KvBatch& batch) {
   if (batch.empty()) return Status::ok();
+  stage(batch);
+  open_batch_.append(batch);
+  return Status::ok();
+}
+
+Status StagedKv::write(KvBatch&& batch) {
+  if (batch.empty()) return Status::ok();
+  stage(batch);
+  open_batch_.append(std::move(batch));
+  return Status::ok();
+}
+
+void StagedKv::stage(const KvBatch& batch) {
   const uint64_t hand_out_dep = batch.replayed() ? hand_out_seq_ : open_seq_;
   for (const KvOp& op : batch.ops()) {
     Versions& versions = overlay_[static_cast<size_t>(op.cf)][op.key];
@@ -92,13 +105,11 @@ Status StagedKv::write(const KvBatch& batch) {
       versions.push_back(std::move(version));
     }
   }
-  open_batch_.append(batch);
   open_writes_ += 1;
   if (batch.replayed()) open_replayed_writes_ += 1;
   last_staged_seq_ = open_seq_;
   observed_seq_ = std::max(observed_seq_, open_seq_);
   hand_out_seq_ = std::max(hand_out_seq_, hand_out_dep);
-  return Status::ok();
 }
 
 StagedKv::Group StagedKv::seal() {

@@ -57,6 +57,8 @@ class StagedKv final : public Kv {
   // Stages the batch into the open group (opening one if needed) and returns
   // ok. An empty batch stages nothing and opens no group.
   [[nodiscard]] Status write(const KvBatch& batch) override;
+  // The same, moving the batch's keys and values into the open group.
+  [[nodiscard]] Status write(KvBatch&& batch) override;
 
   // True when something is staged and not yet sealed.
   bool has_open_group() const { return !open_batch_.empty(); }
@@ -125,6 +127,9 @@ class StagedKv final : public Kv {
   };
 
   void observe(const Version& version);
+  // Files the batch's values in the overlay for the open group; the caller
+  // then adds its ops to the open batch. Requires: !batch.empty().
+  void stage(const KvBatch& batch);
   // Before the committed versions of a `tx` key are dropped: remember the
   // newest of them (the base's value now) for later reads.
   void remember_committed(const std::string& key, uint64_t seq);

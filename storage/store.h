@@ -56,6 +56,7 @@ class Batch {
   void put_ready_floor(std::string_view queue, const ReadyFloor& floor);
 
   const KvBatch& kv() const { return kv_; }
+  KvBatch&& take_kv() && { return std::move(kv_); }
   bool empty() const { return kv_.empty(); }
   // See KvBatch::mark_replayed.
   void mark_replayed() { kv_.mark_replayed(); }
@@ -116,6 +117,9 @@ class Store {
 
   [[nodiscard]] Result<std::optional<TxRecord>> get_tx(std::string_view tx_id);
   [[nodiscard]] Status write(const Batch& batch) { return kv_.write(batch.kv()); }
+  // The same for a batch the caller is done with: its strings are moved, not
+  // copied, into a Kv that keeps them (the server's StagedKv).
+  [[nodiscard]] Status write(Batch&& batch) { return kv_.write(std::move(batch).take_kv()); }
 
   // Every transaction in tx_id order.
   [[nodiscard]] Status scan_tx(const std::function<bool(const TxRecord&)>& visit);

@@ -43,6 +43,42 @@ Pairs scan(Kv& kv, std::string_view lower = {}, std::string_view upper = {}, siz
   return out;
 }
 
+TEST_CASE("staged_kv: a batch written by move stages and commits like a copied one") {
+  MemKv base;
+  put(base, "gone", "base");
+  StagedKv staged(base);
+  put(staged, "first", "copied");  // the open group holds a copied op first
+
+  KvBatch moved;
+  moved.put(Cf::kTx, "k", std::string(100, 'v'));  // beyond any small-string buffer
+  moved.del(Cf::kTx, "gone");
+  moved.put(Cf::kDue, "d", "due");
+  REQUIRE(staged.write(std::move(moved)).is_ok());
+  CHECK(moved.empty());  // NOLINT(bugprone-use-after-move): taken over, and cleared
+  CHECK(read(staged, "k") == std::string(100, 'v'));
+  CHECK(read(staged, "gone") == std::nullopt);
+  CHECK(read(staged, "d", Cf::kDue) == "due");
+  CHECK(staged.observed_seq() == 1);
+
+  StagedKv::Group group = staged.seal();
+  CHECK(group.writes == 2);
+  REQUIRE(group.batch.size() == 4);
+  CHECK(group.batch.ops()[0].key == "first");
+  CHECK(group.batch.ops()[1].value == std::string(100, 'v'));
+  CHECK(group.batch.ops()[2].is_delete);
+  CHECK(group.batch.ops()[3].cf == Cf::kDue);
+  REQUIRE(base.write(group.batch).is_ok());
+  staged.committed(group.seq);
+  CHECK(staged.overlay_size() == 0);
+  CHECK(read(staged, "k") == std::string(100, 'v'));
+  CHECK(read(staged, "gone") == std::nullopt);
+
+  // An empty batch by move opens no group.
+  KvBatch empty;
+  REQUIRE(staged.write(std::move(empty)).is_ok());
+  CHECK_FALSE(staged.has_open_group());
+}
+
 TEST_CASE("staged_kv: overlay values win and deletions hide the base") {
   MemKv base;
   put(base, "k", "base");
