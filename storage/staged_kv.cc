@@ -11,13 +11,10 @@ void StagedKv::observe(const Version& version) {
   hand_out_seq_ = std::max(hand_out_seq_, version.hand_out_dep);
 }
 
-template <typename Predicate>
-void StagedKv::drop_versions(Cf cf, const std::string& key, const Predicate& drop) {
-  Overlay& overlay = overlay_[static_cast<size_t>(cf)];
-  auto it = overlay.find(key);
-  if (it == overlay.end()) return;  // already dropped through an earlier op on the key
-  std::erase_if(it->second, [&drop](const Version& version) { return drop(version.seq); });
-  if (it->second.empty()) overlay.erase(it);
+void StagedKv::drop_version(const Touched& key, uint64_t seq) {
+  Versions& versions = key.at->second;
+  std::erase_if(versions, [seq](const Version& version) { return version.seq == seq; });
+  if (versions.empty()) overlay_[static_cast<size_t>(key.cf)].erase(key.at);
 }
 
 Result<std::optional<std::string>> StagedKv::get(Cf cf, std::string_view key) {
@@ -97,12 +94,14 @@ Status StagedKv::write(KvBatch&& batch) {
 void StagedKv::stage(const KvBatch& batch) {
   const uint64_t hand_out_dep = batch.replayed() ? hand_out_seq_ : open_seq_;
   for (const KvOp& op : batch.ops()) {
-    Versions& versions = overlay_[static_cast<size_t>(op.cf)][op.key];
+    const auto at = overlay_[static_cast<size_t>(op.cf)].try_emplace(op.key).first;
+    Versions& versions = at->second;
     Version version{open_seq_, hand_out_dep, op.is_delete, op.value};
     if (!versions.empty() && versions.back().seq == open_seq_) {
       versions.back() = std::move(version);  // rewritten within the same group
     } else {
       versions.push_back(std::move(version));
+      open_keys_.push_back({op.cf, at});
     }
   }
   open_writes_ += 1;
@@ -114,9 +113,8 @@ void StagedKv::stage(const KvBatch& batch) {
 
 StagedKv::Group StagedKv::seal() {
   TARDE_ASSERT(has_open_group());
-  SealedKeys sealed{open_seq_, {}};
-  sealed.keys.reserve(open_batch_.size());
-  for (const KvOp& op : open_batch_.ops()) sealed.keys.emplace_back(op.cf, op.key);
+  SealedKeys sealed{open_seq_, std::move(open_keys_)};
+  open_keys_.clear();  // a moved-from vector is valid but unspecified
   Group group{open_seq_, std::move(open_batch_), open_writes_, open_replayed_writes_};
   open_batch_.clear();  // a moved-from batch is valid but unspecified
   open_writes_ = 0;
@@ -126,28 +124,26 @@ StagedKv::Group StagedKv::seal() {
   return group;
 }
 
-void StagedKv::remember_committed(const std::string& key, uint64_t seq) {
-  const Overlay& overlay = overlay_[static_cast<size_t>(Cf::kTx)];
-  auto it = overlay.find(key);
-  if (it == overlay.end()) return;  // handled through an earlier op on the key
+void StagedKv::remember_committed(const Overlay::iterator& at, uint64_t seq) {
   const Version* newest = nullptr;
-  for (const Version& version : it->second) {
+  for (const Version& version : at->second) {
     if (version.seq <= seq) newest = &version;
   }
   if (newest == nullptr) return;
   if (newest->is_delete) {
-    recent_tx_.forget(key);
+    recent_tx_.forget(at->first);
   } else {
-    recent_tx_.remember(key, newest->value);
+    recent_tx_.remember(at->first, newest->value);
   }
 }
 
 void StagedKv::committed(uint64_t seq) {
   TARDE_ASSERT(seq < open_seq_);  // the open group has not been sealed
   while (!sealed_.empty() && sealed_.front().seq <= seq) {
-    for (const auto& [cf, key] : sealed_.front().keys) {
-      if (cf == Cf::kTx) remember_committed(key, seq);
-      drop_versions(cf, key, [seq](uint64_t version_seq) { return version_seq <= seq; });
+    const SealedKeys& group = sealed_.front();
+    for (const Touched& key : group.keys) {
+      if (key.cf == Cf::kTx) remember_committed(key.at, seq);
+      drop_version(key, group.seq);
     }
     sealed_.pop_front();
   }
@@ -157,16 +153,16 @@ void StagedKv::committed(uint64_t seq) {
 void StagedKv::discard_from(uint64_t seq) {
   TARDE_ASSERT(seq > committed_seq_);
   TARDE_ASSERT(seq <= open_seq_);
-  auto discarded = [seq](uint64_t version_seq) { return version_seq >= seq; };
   // The remembered values are committed ones and still right, but after a
   // failed write the base is re-read from scratch.
   recent_tx_.clear();
   while (!sealed_.empty() && sealed_.back().seq >= seq) {
-    for (const auto& [cf, key] : sealed_.back().keys) drop_versions(cf, key, discarded);
+    for (const Touched& key : sealed_.back().keys) drop_version(key, sealed_.back().seq);
     sealed_.pop_back();
   }
   if (has_open_group()) {
-    for (const KvOp& op : open_batch_.ops()) drop_versions(op.cf, op.key, discarded);
+    for (const Touched& key : open_keys_) drop_version(key, open_seq_);
+    open_keys_.clear();
     open_batch_.clear();
     open_writes_ = 0;
     open_replayed_writes_ = 0;

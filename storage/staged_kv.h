@@ -120,10 +120,18 @@ class StagedKv final : public Kv {
   // The uncommitted values of one key, oldest group first; the back wins.
   using Versions = std::vector<Version>;
   using Overlay = std::map<std::string, Versions, std::less<>>;
-  // The keys of a sealed, uncommitted group: what committed() revisits.
+  // A key that holds a value of a group. A map node stays where it is until
+  // it is erased, and it is erased only once its last version is dropped,
+  // so the entry stays valid for as long as its group's version is there.
+  struct Touched {
+    Cf cf = Cf::kTx;
+    Overlay::iterator at;
+  };
+  // The keys of a sealed, uncommitted group, each once: what committed() and
+  // discard_from() revisit.
   struct SealedKeys {
     uint64_t seq = 0;
-    std::vector<std::pair<Cf, std::string>> keys;
+    std::vector<Touched> keys;
   };
 
   void observe(const Version& version);
@@ -132,11 +140,10 @@ class StagedKv final : public Kv {
   void stage(const KvBatch& batch);
   // Before the committed versions of a `tx` key are dropped: remember the
   // newest of them (the base's value now) for later reads.
-  void remember_committed(const std::string& key, uint64_t seq);
-  // Removes the versions of key whose seq satisfies drop(seq), and the key
-  // when none is left.
-  template <typename Predicate>
-  void drop_versions(Cf cf, const std::string& key, const Predicate& drop);
+  void remember_committed(const Overlay::iterator& at, uint64_t seq);
+  // Removes the key's version of group seq, and the key when no version is
+  // left.
+  void drop_version(const Touched& key, uint64_t seq);
   bool emit(const Overlay::const_iterator& it, const KvVisitor& visit, bool observed);
 
   Kv& base_;
@@ -145,6 +152,7 @@ class StagedKv final : public Kv {
   // the engine reads a record again right after writing it.
   RecentValues recent_tx_;
   KvBatch open_batch_;
+  std::vector<Touched> open_keys_;  // the open group's keys, each once
   size_t open_writes_ = 0;
   size_t open_replayed_writes_ = 0;
   uint64_t open_seq_ = 1;          // the number the open (or next) group carries

@@ -2,7 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <deque>
+#include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -209,6 +212,108 @@ TEST_CASE("staged_kv: discard_from keeps older uncommitted groups, even under a 
   staged.committed(group1.seq);
   CHECK(staged.overlay_size() == 0);
   CHECK(read(staged, "k") == "g1");
+}
+
+// A model of what the overlay must show: the base plus every uncommitted
+// group's ops, applied in order. Random writes, seals, commits and discards,
+// with keys rewritten within a group and across groups, are checked against
+// it after every step.
+TEST_CASE("staged_kv: random groups, commits and discards read like the model") {
+  using View = std::map<std::pair<Cf, std::string>, std::optional<std::string>>;
+  std::mt19937 random(20261202);
+  for (int round = 0; round < 40; ++round) {
+    MemKv base;
+    StagedKv staged(base);
+    View committed_view;
+    struct ModelGroup {
+      uint64_t seq = 0;
+      KvBatch batch;  // the ops, in order
+    };
+    std::deque<ModelGroup> uncommitted;  // sealed groups, then the open one
+    std::deque<StagedKv::Group> sealed;
+    const std::vector<std::string> keys = {"a", "b", "c", "longer-key-than-sso-0001"};
+    const std::vector<Cf> cfs = {Cf::kTx, Cf::kDue};
+    auto expected = [&](Cf cf, const std::string& key) {
+      std::optional<std::string> value;
+      auto at = committed_view.find({cf, key});
+      if (at != committed_view.end()) value = at->second;
+      for (const ModelGroup& group : uncommitted) {
+        for (const KvOp& op : group.batch.ops()) {
+          if (op.cf == cf && op.key == key) {
+            value = op.is_delete ? std::nullopt : std::optional<std::string>(op.value);
+          }
+        }
+      }
+      return value;
+    };
+    for (int step = 0; step < 200; ++step) {
+      const unsigned action = random() % 10;
+      if (action < 6) {  // a write of 1 to 3 ops
+        KvBatch batch;
+        for (unsigned n = 1 + random() % 3; n > 0; --n) {
+          const Cf cf = cfs[random() % cfs.size()];
+          const std::string key = keys[random() % keys.size()];
+          if (random() % 4 == 0) {
+            batch.del(cf, key);
+          } else {
+            batch.put(cf, key, "v" + std::to_string(step) + std::string(random() % 40, 'x'));
+          }
+        }
+        if (uncommitted.empty() || uncommitted.back().seq != staged.open_seq()) {
+          uncommitted.push_back({staged.open_seq(), {}});
+        }
+        uncommitted.back().batch.append(batch);
+        if (random() % 2 == 0) {
+          REQUIRE(staged.write(batch).is_ok());
+        } else {
+          REQUIRE(staged.write(std::move(batch)).is_ok());
+        }
+      } else if (action < 8 && staged.has_open_group()) {
+        sealed.push_back(staged.seal());
+      } else if (action == 8 && !sealed.empty()) {  // commit the oldest one or two
+        uint64_t last = 0;
+        for (unsigned n = 1 + random() % 2; n > 0 && !sealed.empty(); --n) {
+          REQUIRE(base.write(sealed.front().batch).is_ok());
+          for (const KvOp& op : sealed.front().batch.ops()) {
+            committed_view[{op.cf, op.key}] =
+                op.is_delete ? std::nullopt : std::optional<std::string>(op.value);
+          }
+          last = sealed.front().seq;
+          REQUIRE(uncommitted.front().seq == last);
+          uncommitted.pop_front();
+          sealed.pop_front();
+        }
+        staged.committed(last);
+      } else if (action == 9 && !uncommitted.empty()) {  // discard from a random group on
+        const size_t from = random() % uncommitted.size();
+        const uint64_t seq = uncommitted[from].seq;
+        staged.discard_from(seq);
+        uncommitted.erase(uncommitted.begin() + static_cast<std::ptrdiff_t>(from),
+                          uncommitted.end());
+        while (!sealed.empty() && sealed.back().seq >= seq) sealed.pop_back();
+      }
+      for (Cf cf : cfs) {
+        for (const std::string& key : keys) {
+          CAPTURE(round);
+          CAPTURE(step);
+          CAPTURE(key);
+          CHECK(read(staged, key, cf) == expected(cf, key));
+        }
+      }
+      size_t keys_in_groups = 0;
+      for (Cf cf : cfs) {
+        for (const std::string& key : keys) {
+          bool found = false;
+          for (const ModelGroup& group : uncommitted) {
+            for (const KvOp& op : group.batch.ops())
+              found = found || (op.cf == cf && op.key == key);
+          }
+          keys_in_groups += found ? 1 : 0;
+        }
+      }
+      CHECK(staged.overlay_size() == keys_in_groups);
+    }
+  }
 }
 
 TEST_CASE("staged_kv: committed transaction records are read without the base") {
