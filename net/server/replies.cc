@@ -1,5 +1,7 @@
 #include "net/server/replies.h"
 
+#include <charconv>
+
 #include "engine/outcome_name.h"
 #include "net/core/config_args.h"
 #include "net/wire/tokens.h"
@@ -8,6 +10,16 @@ namespace tarde::net {
 namespace {
 
 std::string reason_or_dash(const std::string& reason) { return reason.empty() ? "-" : reason; }
+
+// Appends a space and then the decimal digits of n, without a temporary
+// string: the replies of every cycle are built with it.
+template <typename Integer>
+void append_number(std::string& out, Integer n) {
+  char digits[24];
+  const auto [end, error] = std::to_chars(digits, digits + sizeof digits, n);
+  out += ' ';
+  out.append(digits, end);
+}
 
 }  // namespace
 
@@ -29,8 +41,9 @@ std::string tx_reply(const engine::TxReply& reply) {
     const engine::Summary& s = reply.summary;
     out += ' ';
     out += storage::to_string(s.state);
-    out += ' ' + std::to_string(s.attempt) + ' ' + std::to_string(s.next_attempt) + ' ' +
-           std::to_string(s.next_fire_at_ms);
+    append_number(out, s.attempt);
+    append_number(out, s.next_attempt);
+    append_number(out, s.next_fire_at_ms);
   }
   out += "\r\n";
   return out;
@@ -41,9 +54,16 @@ std::string idempotency_key(std::string_view tx_id, uint32_t attempt) {
 }
 
 std::string request_reply(const engine::HandOut& h) {
-  std::string out = "REQUEST " + h.tx_id + ' ' + std::to_string(h.attempt) + ' ' +
-                    idempotency_key(h.tx_id, h.attempt) + ' ' + std::to_string(h.handouts) + ' ' +
-                    std::to_string(h.payload.size()) + "\r\n";
+  std::string out;
+  out.reserve(80 + 2 * h.tx_id.size() + h.payload.size());
+  out += "REQUEST ";
+  out += h.tx_id;
+  append_number(out, h.attempt);
+  out += ' ';
+  out += idempotency_key(h.tx_id, h.attempt);
+  append_number(out, h.handouts);
+  append_number(out, h.payload.size());
+  out += "\r\n";
   out += h.payload;
   out += "\r\n";
   return out;

@@ -1,5 +1,6 @@
 #include "net/wire/tokens.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -62,16 +63,19 @@ std::optional<std::uint64_t> read_digits(std::string_view digits) {
 std::string got(std::string_view token) { return ", got " + quote_token(token); }
 
 // The check shared by tx_id and reason: 1 to `bytes_max` printable bytes.
+// Its message is built only on failure: it runs for every command.
 Status check_printable(std::string_view token, std::string_view name, std::size_t bytes_max) {
-  const std::string form = std::string(name) + " must be 1 to " + std::to_string(bytes_max) +
-                           " printable ASCII bytes (0x21-0x7E, no spaces)";
-  if (token.empty()) return Status::invalid_argument(form + ", got an empty token");
+  auto form = [&] {
+    return std::string(name) + " must be 1 to " + std::to_string(bytes_max) +
+           " printable ASCII bytes (0x21-0x7E, no spaces)";
+  };
+  if (token.empty()) return Status::invalid_argument(form() + ", got an empty token");
   if (token.size() > bytes_max) {
-    return Status::invalid_argument(form + ", got " + std::to_string(token.size()) + " bytes");
+    return Status::invalid_argument(form() + ", got " + std::to_string(token.size()) + " bytes");
   }
   for (std::size_t i = 0; i < token.size(); ++i) {
     if (!is_printable(token[i])) {
-      return Status::invalid_argument(form + ", got a bad byte at offset " + std::to_string(i) +
+      return Status::invalid_argument(form() + ", got a bad byte at offset " + std::to_string(i) +
                                       " of " + quote_token(token));
     }
   }
@@ -86,14 +90,16 @@ Result<std::string> parse_tx_id(std::string_view token, std::string_view name) {
 }
 
 Result<std::string> parse_queue(std::string_view token, std::string_view name) {
-  const std::string form = std::string(name) + " must be 1 to " + std::to_string(kQueueBytesMax) +
-                           " bytes of A-Z a-z 0-9 _ . -";
-  if (token.empty()) return Status::invalid_argument(form + ", got an empty token");
+  auto form = [name] {
+    return std::string(name) + " must be 1 to " + std::to_string(kQueueBytesMax) +
+           " bytes of A-Z a-z 0-9 _ . -";
+  };
+  if (token.empty()) return Status::invalid_argument(form() + ", got an empty token");
   if (token.size() > kQueueBytesMax) {
-    return Status::invalid_argument(form + ", got " + std::to_string(token.size()) + " bytes");
+    return Status::invalid_argument(form() + ", got " + std::to_string(token.size()) + " bytes");
   }
   for (const char c : token) {
-    if (!is_queue_char(c)) return Status::invalid_argument(form + got(token));
+    if (!is_queue_char(c)) return Status::invalid_argument(form() + got(token));
   }
   return std::string(token);
 }
@@ -132,7 +138,9 @@ Result<std::int64_t> parse_duration_ms(std::string_view token, std::string_view 
 }
 
 Result<double> parse_decimal(std::string_view token, std::string_view name) {
-  const std::string form = std::string(name) + " must be a decimal number such as 2, 1.6 or 0.1";
+  auto form = [name] {
+    return std::string(name) + " must be a decimal number such as 2, 1.6 or 0.1";
+  };
   const std::size_t dot = token.find('.');
   const std::string_view whole = token.substr(0, dot);
   const std::string_view fraction =
@@ -146,13 +154,13 @@ Result<double> parse_decimal(std::string_view token, std::string_view name) {
   };
   // A second '.' lands in `fraction` and fails all_digits there.
   if (!all_digits(whole) || !all_digits(fraction)) {
-    return Status::invalid_argument(form + got(token));
+    return Status::invalid_argument(form() + got(token));
   }
   double value = 0;
   const auto [end, error] =
       std::from_chars(token.data(), token.data() + token.size(), value, std::chars_format::fixed);
   if (error != std::errc() || end != token.data() + token.size() || !std::isfinite(value)) {
-    return Status::invalid_argument(form + " within the range of a double" + got(token));
+    return Status::invalid_argument(form() + " within the range of a double" + got(token));
   }
   return value;
 }
@@ -194,10 +202,14 @@ std::optional<std::string_view> ParsedArgs::option(std::string_view name) const 
 
 ArgsResult split_args(const std::vector<std::string>& args, std::size_t positional_count,
                       std::span<const std::string_view> allowed_names) {
-  const std::string expected =
-      "expected " + std::to_string(positional_count) + " argument(s) before any name=value option";
+  // The messages are built only for a reply that needs them: split_args runs
+  // for every command.
+  auto expected = [positional_count] {
+    return "expected " + std::to_string(positional_count) +
+           " argument(s) before any name=value option";
+  };
   if (args.size() < positional_count) {
-    return ArgError{ErrorCode::kBadCommand, expected + ", got " + std::to_string(args.size())};
+    return ArgError{ErrorCode::kBadCommand, expected() + ", got " + std::to_string(args.size())};
   }
   ParsedArgs parsed;
   parsed.positional.assign(args.begin(),
@@ -206,11 +218,11 @@ ArgsResult split_args(const std::vector<std::string>& args, std::size_t position
   for (std::size_t i = positional_count; i < args.size(); ++i) {
     if (args[i].find('=') != std::string::npos) continue;
     const bool after_option = i > positional_count;
-    return ArgError{
-        ErrorCode::kBadCommand,
-        (after_option ? "positional argument " + quote_token(args[i]) +
-                            " after a name=value option; " + expected
-                      : "too many arguments: " + expected + ", got extra " + quote_token(args[i]))};
+    return ArgError{ErrorCode::kBadCommand,
+                    (after_option ? "positional argument " + quote_token(args[i]) +
+                                        " after a name=value option; " + expected()
+                                  : "too many arguments: " + expected() + ", got extra " +
+                                        quote_token(args[i]))};
   }
   for (std::size_t i = positional_count; i < args.size(); ++i) {
     const std::string_view arg = args[i];
@@ -220,13 +232,13 @@ ArgsResult split_args(const std::vector<std::string>& args, std::size_t position
     if (name.empty()) {
       return ArgError{ErrorCode::kBadArgument, "option " + quote_token(arg) + " has no name"};
     }
-    bool allowed = false;
-    std::string allowed_list;
-    for (const std::string_view allowed_name : allowed_names) {
-      allowed = allowed || allowed_name == name;
-      allowed_list += (allowed_list.empty() ? "" : ", ") + std::string(allowed_name);
-    }
+    const bool allowed =
+        std::find(allowed_names.begin(), allowed_names.end(), name) != allowed_names.end();
     if (!allowed) {
+      std::string allowed_list;
+      for (const std::string_view allowed_name : allowed_names) {
+        allowed_list += (allowed_list.empty() ? "" : ", ") + std::string(allowed_name);
+      }
       return ArgError{ErrorCode::kBadArgument,
                       "unknown option " + quote_token(name) +
                           (allowed_list.empty() ? "; this command takes no options"
