@@ -319,28 +319,52 @@ Status validate(const QueueConfig& /*config*/) { return Status::ok(); }
 // The values of every transition go through the direct coder of
 // storage/record_bytes.h; cereal remains the reference (tests compare the
 // two) and decodes whatever the direct reader does not take.
-std::string encode_tx(const TxRecord& record) {
-  TARDE_ASSERT(validate(record).is_ok());
+namespace {
+
+template <typename T>
+std::string encode_direct(const T& value, void (*append)(std::string&, const T&)) {
+  TARDE_ASSERT(validate(value).is_ok());
   std::string bytes;
-  record_bytes::append_tx(bytes, record);
+  append(bytes, value);
   return bytes;
 }
+
+template <typename T>
+Result<T> decode_direct(std::string_view bytes, bool (*read)(std::string_view, T*),
+                        const char* type) {
+  T value;
+  if (read(bytes, &value) && validate(value).is_ok()) return value;
+  return decode_value<T>(bytes, type);
+}
+
+}  // namespace
+
+std::string encode_tx(const TxRecord& record) {
+  return encode_direct(record, record_bytes::append_tx);
+}
 Result<TxRecord> decode_tx(std::string_view bytes) {
-  TxRecord record;
-  if (record_bytes::read_tx(bytes, &record) && validate(record).is_ok()) return record;
-  return decode_value<TxRecord>(bytes, "TxRecord");
+  return decode_direct(bytes, record_bytes::read_tx, "TxRecord");
 }
 
 std::string encode_event(const EventRecord& event) {
-  TARDE_ASSERT(validate(event).is_ok());
-  std::string bytes;
-  record_bytes::append_event(bytes, event);
-  return bytes;
+  return encode_direct(event, record_bytes::append_event);
 }
 Result<EventRecord> decode_event(std::string_view bytes) {
-  EventRecord event;
-  if (record_bytes::read_event(bytes, &event) && validate(event).is_ok()) return event;
-  return decode_value<EventRecord>(bytes, "EventRecord");
+  return decode_direct(bytes, record_bytes::read_event, "EventRecord");
+}
+
+std::string encode_due_value(const DueValue& value) {
+  return encode_direct(value, record_bytes::append_due);
+}
+Result<DueValue> decode_due_value(std::string_view bytes) {
+  return decode_direct(bytes, record_bytes::read_due, "DueValue");
+}
+
+std::string encode_ready_value(const ReadyValue& value) {
+  return encode_direct(value, record_bytes::append_ready);
+}
+Result<ReadyValue> decode_ready_value(std::string_view bytes) {
+  return decode_direct(bytes, record_bytes::read_ready, "ReadyValue");
 }
 
 std::string encode_tx_with_cereal_for_test(const TxRecord& record) { return encode_value(record); }
@@ -352,30 +376,6 @@ Result<TxRecord> decode_tx_with_cereal_for_test(std::string_view bytes) {
 }
 Result<EventRecord> decode_event_with_cereal_for_test(std::string_view bytes) {
   return decode_value<EventRecord>(bytes, "EventRecord");
-}
-
-std::string encode_due_value(const DueValue& value) {
-  TARDE_ASSERT(validate(value).is_ok());
-  std::string bytes;
-  record_bytes::append_due(bytes, value);
-  return bytes;
-}
-Result<DueValue> decode_due_value(std::string_view bytes) {
-  DueValue value;
-  if (record_bytes::read_due(bytes, &value) && validate(value).is_ok()) return value;
-  return decode_value<DueValue>(bytes, "DueValue");
-}
-
-std::string encode_ready_value(const ReadyValue& value) {
-  TARDE_ASSERT(validate(value).is_ok());
-  std::string bytes;
-  record_bytes::append_ready(bytes, value);
-  return bytes;
-}
-Result<ReadyValue> decode_ready_value(std::string_view bytes) {
-  ReadyValue value;
-  if (record_bytes::read_ready(bytes, &value) && validate(value).is_ok()) return value;
-  return decode_value<ReadyValue>(bytes, "ReadyValue");
 }
 
 std::string encode_due_with_cereal_for_test(const DueValue& value) { return encode_value(value); }
