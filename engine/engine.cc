@@ -132,13 +132,8 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
                              cause,
                              std::string(reason),
                              due_at_ms};
-  batch.put_event(after.tx_id, after.events, event);
-  // The first event and the newest history_max − 1 stay: one delete at most
-  // (storage/FORMAT.md "History trimming").
   QueueState& queue = queue_state(after.queue);
-  if (auto trimmed = event_trimmed_by(after.events, queue.config.history_max)) {
-    batch.delete_event(after.tx_id, *trimmed);
-  }
+  hold_event(after, std::move(event), queue.config.history_max, batch);
   after.events += 1;
   batch.put_tx(after);
   // A ready seq at or above the reservation is about to be written (or was
@@ -191,6 +186,27 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
     transition_listener_(TransitionNote{before, &after, cause, reason, answer});
   }
   return Status::ok();
+}
+
+// The record holds its first event and its newest; the newest it held until
+// now moves to `events`, unless this very event trims it. The first event
+// and the newest history_max − 1 stay: one delete at most (storage/FORMAT.md,
+// "History trimming"). `after` is the record before its events count grows.
+void Engine::hold_event(TxRecord& after, storage::EventRecord event, uint32_t history_max,
+                        storage::Batch& batch) {
+  const uint64_t seq = after.events;
+  const std::optional<uint64_t> trimmed = event_trimmed_by(seq, history_max);
+  if (seq == 0) {
+    after.first_event = std::move(event);
+    return;
+  }
+  // A record written by an older build holds no newest event: its events
+  // are all in `events`, where the trimmed one is deleted.
+  const bool held_trimmed = after.newest_event && trimmed == seq - 1;
+  if (after.newest_event && !held_trimmed)
+    batch.put_event(after.tx_id, seq - 1, *after.newest_event);
+  if (trimmed && !held_trimmed) batch.delete_event(after.tx_id, *trimmed);
+  after.newest_event = std::move(event);
 }
 
 // Brings memory in line with a record that was just written.
@@ -440,10 +456,11 @@ Status Engine::history(std::string_view tx_id, size_t limit, std::vector<History
   if (!found.is_ok()) return found.status();
   if (!found.value()) return Status::ok();
   std::vector<std::pair<uint64_t, storage::EventRecord>> stored;
-  TARDE_RETURN_IF_ERROR(store_.scan_events(tx_id, [&](uint64_t seq, const storage::EventRecord& e) {
-    stored.emplace_back(seq, e);
-    return true;
-  }));
+  TARDE_RETURN_IF_ERROR(
+      store_.scan_history(*found.value(), [&](uint64_t seq, const storage::EventRecord& e) {
+        stored.emplace_back(seq, e);
+        return true;
+      }));
   const uint32_t history_max = queue_state(found.value()->queue).config.history_max;
   *events = select_history(std::move(stored), history_max, limit);
   return Status::ok();

@@ -17,7 +17,7 @@
 // layout. See storage/FORMAT.md.
 CEREAL_CLASS_VERSION(tarde::storage::RetryPolicy, tarde::storage::kClassVersion);
 CEREAL_CLASS_VERSION(tarde::storage::DeliveryFailure, tarde::storage::kClassVersion);
-CEREAL_CLASS_VERSION(tarde::storage::TxRecord, tarde::storage::kClassVersion);
+CEREAL_CLASS_VERSION(tarde::storage::TxRecord, tarde::storage::kTxRecordVersion);
 CEREAL_CLASS_VERSION(tarde::storage::EventRecord, tarde::storage::kEventRecordVersion);
 CEREAL_CLASS_VERSION(tarde::storage::DueValue, tarde::storage::kClassVersion);
 CEREAL_CLASS_VERSION(tarde::storage::ReadyValue, tarde::storage::kClassVersion);
@@ -154,6 +154,22 @@ void list(InArchive& ar, std::vector<T>& items) {
   }
 }
 
+// An optional value is a flag byte, then the value when the flag is 1.
+template <typename T>
+void held(OutArchive& ar, std::optional<T>& value) {
+  bool present = value.has_value();
+  flag(ar, present);
+  if (present) ar(*value);
+}
+
+template <typename T>
+void held(InArchive& ar, std::optional<T>& value) {
+  bool present = false;
+  flag(ar, present);
+  value.reset();
+  if (present) ar(value.emplace());
+}
+
 bool valid_state(TxState state) { return static_cast<std::uint8_t>(state) <= 5; }
 bool valid_kind(DueKind kind) { return static_cast<std::uint8_t>(kind) <= 3; }
 
@@ -220,7 +236,7 @@ void serialize(Archive& ar, DeliveryFailure& f, const std::uint32_t version) {
 
 template <class Archive>
 void serialize(Archive& ar, TxRecord& r, const std::uint32_t version) {
-  check_version("TxRecord", version);
+  if (version != kTxRecordVersion) check_version("TxRecord", version);
   text(ar, r.tx_id);
   text(ar, r.queue);
   enum_byte(ar, r.state);
@@ -233,6 +249,9 @@ void serialize(Archive& ar, TxRecord& r, const std::uint32_t version) {
   ar(r.due_at_ms, r.ready_at_ms, r.ready_seq);
   flag(ar, r.dead_lettered);
   list(ar, r.failures);
+  if (version < kTxRecordVersion) return;  // version 1 ends here: it holds no event
+  held(ar, r.first_event);
+  held(ar, r.newest_event);
 }
 
 template <class Archive>
@@ -288,6 +307,16 @@ Status validate(const TxRecord& record) {
   if (!is_valid_queue_name(record.queue)) return Status::corruption("bad queue name");
   if (!valid_state(record.state)) return Status::corruption("state out of range");
   if (!valid_kind(record.due_kind)) return Status::corruption("due kind out of range");
+  // A held event is one the record has written: the first needs one event,
+  // the newest (never the first) two.
+  if (record.first_event) {
+    if (record.events < 1) return Status::corruption("holds its first event, but has no event");
+    TARDE_RETURN_IF_ERROR(validate(*record.first_event));
+  }
+  if (record.newest_event) {
+    if (record.events < 2) return Status::corruption("holds a newest event, but has under two");
+    TARDE_RETURN_IF_ERROR(validate(*record.newest_event));
+  }
   return Status::ok();
 }
 

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "storage/value_format.h"
 
@@ -17,9 +18,10 @@ static_assert(std::endian::native == std::endian::little,
 constexpr char kFormatByte = static_cast<char>(kValueFormat);
 constexpr char kLittleEndianByte = static_cast<char>(kLittleEndianFlag);
 
-// read_event takes EventRecord versions 1 (kClassVersion, no due_at_ms) and 2.
-static_assert(kClassVersion == 1 && kEventRecordVersion == 2,
-              "read_event knows the layouts of EventRecord versions 1 and 2 only");
+// read_event takes EventRecord versions 1 (kClassVersion, no due_at_ms) and 2;
+// read_tx takes TxRecord versions 1 and 2 (the held events).
+static_assert(kClassVersion == 1 && kEventRecordVersion == 2 && kTxRecordVersion == 2,
+              "read_event and read_tx know the layouts of versions 1 and 2 only");
 
 template <typename T>
 void put(std::string& out, T value) {
@@ -54,6 +56,29 @@ void put_policy(std::string& out, const RetryPolicy& p) {
   put(out, p.transient_factor);
   put(out, p.transient_cap_ms);
   put(out, p.max_transient);
+}
+
+// An EventRecord's fields at kEventRecordVersion, without header or version.
+void put_event_fields(std::string& out, const EventRecord& e) {
+  put(out, e.at_ms);
+  put_byte(out, static_cast<uint8_t>(e.from));
+  put_byte(out, static_cast<uint8_t>(e.to));
+  put(out, e.attempt);
+  put(out, e.next_attempt);
+  put_text(out, e.cause);
+  put_text(out, e.reason);
+  put(out, e.due_at_ms);
+}
+
+// A held event: its flag byte, then (cereal's version before the first
+// EventRecord of the value) its fields.
+void put_held_event(std::string& out, const std::optional<EventRecord>& event,
+                    bool* version_written) {
+  put_byte(out, event ? 1 : 0);
+  if (!event) return;
+  if (!*version_written) put<uint32_t>(out, kEventRecordVersion);
+  *version_written = true;
+  put_event_fields(out, *event);
 }
 
 // Reads from the front of a view; every read fails once the bytes run out,
@@ -129,6 +154,32 @@ class Reader {
   bool ok_ = true;
 };
 
+// An EventRecord's fields as put_event_fields writes them; version 1 ends
+// before due_at_ms.
+void get_event_fields(Reader& in, uint32_t version, EventRecord* e) {
+  in.get(&e->at_ms);
+  in.get_enum(&e->from);
+  in.get_enum(&e->to);
+  in.get(&e->attempt);
+  in.get(&e->next_attempt);
+  in.get_text(&e->cause);
+  in.get_text(&e->reason);
+  e->due_at_ms = 0;
+  if (version >= kEventRecordVersion) in.get(&e->due_at_ms);
+}
+
+// A held event as put_held_event writes it. Only EventRecord version 2 is
+// taken here (cereal reads anything else).
+void get_held_event(Reader& in, std::optional<EventRecord>* event, bool* version_read) {
+  bool present = false;
+  in.get_flag(&present);
+  event->reset();
+  if (!present || !in.ok()) return;
+  if (!*version_read) in.get_version(kEventRecordVersion, kEventRecordVersion);
+  *version_read = true;
+  get_event_fields(in, kEventRecordVersion, &event->emplace());
+}
+
 void get_policy(Reader& in, RetryPolicy* p) {
   in.expect_version();
   in.get(&p->max_attempts);
@@ -146,9 +197,13 @@ void get_policy(Reader& in, RetryPolicy* p) {
 }  // namespace
 
 void append_tx(std::string& out, const TxRecord& r) {
+  auto held_size = [](const std::optional<EventRecord>& e) {
+    return e ? 60 + e->cause.size() + e->reason.size() : 0;
+  };
   out.reserve(out.size() + 200 + r.tx_id.size() + r.queue.size() + r.reason.size() +
-              r.payload.size() + 32 * r.failures.size());
-  put_header(out, kClassVersion);
+              r.payload.size() + 32 * r.failures.size() + held_size(r.first_event) +
+              held_size(r.newest_event));
+  put_header(out, kTxRecordVersion);
   put_text(out, r.tx_id);
   put_text(out, r.queue);
   put_byte(out, static_cast<uint8_t>(r.state));
@@ -176,19 +231,15 @@ void append_tx(std::string& out, const TxRecord& r) {
     put(out, failure.at_ms);
     put_text(out, failure.reason);
   }
+  bool event_version_written = false;
+  put_held_event(out, r.first_event, &event_version_written);
+  put_held_event(out, r.newest_event, &event_version_written);
 }
 
 void append_event(std::string& out, const EventRecord& e) {
   out.reserve(out.size() + 56 + e.cause.size() + e.reason.size());
   put_header(out, kEventRecordVersion);
-  put(out, e.at_ms);
-  put_byte(out, static_cast<uint8_t>(e.from));
-  put_byte(out, static_cast<uint8_t>(e.to));
-  put(out, e.attempt);
-  put(out, e.next_attempt);
-  put_text(out, e.cause);
-  put_text(out, e.reason);
-  put(out, e.due_at_ms);
+  put_event_fields(out, e);
 }
 
 void append_due(std::string& out, const DueValue& v) {
@@ -207,7 +258,10 @@ void append_ready(std::string& out, const ReadyValue& v) {
 
 bool read_tx(std::string_view bytes, TxRecord* r) {
   Reader in(bytes);
-  in.expect_header();
+  in.expect(kFormatByte);
+  in.expect(kLittleEndianByte);
+  // Version 1 (a record written before format 3) ends after the failures.
+  const uint32_t version = in.get_version(kClassVersion, kTxRecordVersion);
   in.get_text(&r->tx_id);
   in.get_text(&r->queue);
   in.get_enum(&r->state);
@@ -240,6 +294,13 @@ bool read_tx(std::string_view bytes, TxRecord* r) {
     in.get_text(&failure.reason);
     r->failures.push_back(std::move(failure));
   }
+  r->first_event.reset();
+  r->newest_event.reset();
+  if (version >= kTxRecordVersion) {
+    bool event_version_read = false;
+    get_held_event(in, &r->first_event, &event_version_read);
+    get_held_event(in, &r->newest_event, &event_version_read);
+  }
   return in.done();
 }
 
@@ -250,15 +311,7 @@ bool read_event(std::string_view bytes, EventRecord* e) {
   // Both versions: the events of a store written before version 2 are read
   // here too, with due_at_ms 0 (version 1 ends after reason).
   const uint32_t version = in.get_version(kClassVersion, kEventRecordVersion);
-  in.get(&e->at_ms);
-  in.get_enum(&e->from);
-  in.get_enum(&e->to);
-  in.get(&e->attempt);
-  in.get(&e->next_attempt);
-  in.get_text(&e->cause);
-  in.get_text(&e->reason);
-  e->due_at_ms = 0;
-  if (version >= kEventRecordVersion) in.get(&e->due_at_ms);
+  get_event_fields(in, version, e);
   return in.done();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,25 @@ enum class DueKind : uint8_t {
   kRetention = 3,        // terminal: purge the transaction and its history
 };
 
+// One audit event: the `events` column family's value, or one of the two a
+// transaction record holds itself (TxRecord::first_event, newest_event). Every
+// transition writes exactly one, in the same batch as the transition.
+struct EventRecord {
+  int64_t at_ms = 0;
+  TxState from = TxState::kNone;
+  TxState to = TxState::kNone;
+  uint32_t attempt = 0;
+  uint32_t next_attempt = 0;
+  std::string cause;   // the command (ENQUEUE, RESPOND, ...) or timer, lease, reconciler
+  std::string reason;  // empty when none
+  // Class version 2: the instant the timer whose fire this event records was
+  // due (a retry's next_fire_at, a response timeout, a lease's end); 0 when
+  // the event is not a timer fire, and in every version 1 value.
+  int64_t due_at_ms = 0;
+
+  bool operator==(const EventRecord&) const = default;
+};
+
 // The durable state of one transaction: the `tx` column family's value.
 struct TxRecord {
   std::string tx_id;
@@ -85,6 +105,16 @@ struct TxRecord {
   bool dead_lettered = false;
   std::vector<DeliveryFailure> failures;  // of the current request
 
+  // TxRecord class version 2 (store format 3): the record holds two of its
+  // audit events in its own value, so that the transitions of a short life
+  // write no key to `events`: its first (seq 0) and, once it has two or
+  // more, its newest (seq events - 1). The newest moves to `events` when the
+  // next event takes its place. A record written before holds neither: all
+  // its events are in `events`, as are the first and newest of a record
+  // created before and written since.
+  std::optional<EventRecord> first_event;
+  std::optional<EventRecord> newest_event;
+
   bool operator==(const TxRecord&) const = default;
 };
 
@@ -106,24 +136,6 @@ inline constexpr uint8_t kIndexedStateMax = 6;
 
 // Where rec is filed. Requires: rec.state is not kNone.
 IndexedState indexed_state(const TxRecord& rec);
-
-// One audit event: the `events` column family's value. Every transition writes
-// exactly one, in the same batch as the transition.
-struct EventRecord {
-  int64_t at_ms = 0;
-  TxState from = TxState::kNone;
-  TxState to = TxState::kNone;
-  uint32_t attempt = 0;
-  uint32_t next_attempt = 0;
-  std::string cause;   // the command (ENQUEUE, RESPOND, ...) or timer, lease, reconciler
-  std::string reason;  // empty when none
-  // Class version 2: the instant the timer whose fire this event records was
-  // due (a retry's next_fire_at, a response timeout, a lease's end); 0 when
-  // the event is not a timer fire, and in every version 1 value.
-  int64_t due_at_ms = 0;
-
-  bool operator==(const EventRecord&) const = default;
-};
 
 // The value of a `due` entry; the key holds fire_at_ms and tx_id.
 struct DueValue {

@@ -225,16 +225,18 @@ Status Store::ensure_format(FormatUpgrade* upgrade,
   return kv_.write(batch);
 }
 
-// Version 1 to 2: every transaction gets its state index key. Keys of an
-// earlier, interrupted run are written again (a put of the same key); the
-// format record comes last, in its own write.
+// From version 1: every transaction gets its state index key (version 2).
+// Keys of an earlier, interrupted run are written again (a put of the same
+// key). Version 2 to 3 rewrites nothing: a record of version 2 keeps its
+// events in `events` and is read as it is. The format record comes last, in
+// its own write.
 Status Store::upgrade_from(uint32_t version, FormatUpgrade* upgrade,
                            const std::function<void(uint64_t indexed)>& progress) {
   TARDE_ASSERT(version >= kFormatVersionOldest);
   TARDE_ASSERT(version < kFormatVersion);
   uint64_t indexed = 0;
   std::string lower;  // the first tx key of the next chunk; empty: from the start
-  for (;;) {
+  while (version < 2) {
     Batch batch;
     size_t in_batch = 0;
     std::string last;
@@ -379,6 +381,18 @@ Status Store::scan_events(std::string_view tx_id,
                          }
                          return Result<bool>(visit(parts->seq, event.value()));
                        });
+}
+
+Status Store::scan_history(const TxRecord& record,
+                           const std::function<bool(uint64_t seq, const EventRecord&)>& visit) {
+  if (record.first_event && !visit(0, *record.first_event)) return Status::ok();
+  bool more = true;
+  TARDE_RETURN_IF_ERROR(scan_events(record.tx_id, [&](uint64_t seq, const EventRecord& event) {
+    more = visit(seq, event);
+    return more;
+  }));
+  if (more && record.newest_event) visit(record.events - 1, *record.newest_event);
+  return Status::ok();
 }
 
 Status Store::scan_dead(std::string_view queue,

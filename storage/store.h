@@ -14,9 +14,11 @@
 namespace tarde::storage {
 
 // The on-disk format this build writes and reads (meta "format"). Version 2
-// added the state index (column family `state`); a store of version 1 is
-// upgraded in place when it is opened for writing (Store::ensure_format).
-inline constexpr uint32_t kFormatVersion = 2;
+// added the state index (column family `state`); version 3 lets a
+// transaction record hold its first and newest audit events (TxRecord class
+// version 2). An older store is upgraded in place when it is opened for
+// writing (Store::ensure_format).
+inline constexpr uint32_t kFormatVersion = 3;
 // The oldest format this build upgrades.
 inline constexpr uint32_t kFormatVersionOldest = 1;
 // Transactions filed per write while a store of version 1 is upgraded: one
@@ -97,7 +99,9 @@ class Store {
   // Checks the meta "format" record. A store with no format record and no
   // transactions is new: the current version is written. A store of an older
   // version this build reads (kFormatVersionOldest and up) is upgraded in
-  // place: every transaction is filed in the state index, in writes of
+  // place. From version 2 only the format record is written (records of
+  // version 2 are read as they are). From version 1, first every
+  // transaction is filed in the state index, in writes of
   // kUpgradeBatchTransactions (progress, when given, is called after each
   // with the count so far), and the new version is written last, so that a
   // crash part-way leaves a store of the old version that the next open
@@ -143,9 +147,14 @@ class Store {
   // Every queue's ready floor (put_ready_floor), in queue order.
   [[nodiscard]] Status scan_ready_floors(
       const std::function<bool(const std::string& queue, const ReadyFloor&)>& visit);
-  // The events of one transaction, oldest first, with their sequence numbers.
+  // The events of one transaction in `events`, oldest first, with their
+  // sequence numbers: not those its record holds (see scan_history).
   [[nodiscard]] Status scan_events(
       std::string_view tx_id, const std::function<bool(uint64_t seq, const EventRecord&)>& visit);
+  // Every stored event of a transaction, oldest first: the first event its
+  // record holds, those in `events`, then the newest it holds.
+  [[nodiscard]] Status scan_history(
+      const TxRecord& record, const std::function<bool(uint64_t seq, const EventRecord&)>& visit);
   // Dead letters of one queue in tx_id order; or of every queue.
   [[nodiscard]] Status scan_dead(std::string_view queue,
                                  const std::function<bool(const DeadLetter&)>& visit);

@@ -25,6 +25,11 @@ inline constexpr uint32_t kQueueConfigVersion = 2;
 // was due). Version 1 values are still read, by both coders (due_at_ms 0).
 inline constexpr uint32_t kEventRecordVersion = 2;
 
+// TxRecord's class version: 2 added first_event and newest_event (the audit
+// events a record holds itself, store format 3). Version 1 values are still
+// read, by both coders (neither event held).
+inline constexpr uint32_t kTxRecordVersion = 2;
+
 // The byte cereal's portable binary archive writes first: 1 when the writer
 // was little-endian. Values written here always carry it; the hand coder
 // reads only this form and leaves any other to cereal.

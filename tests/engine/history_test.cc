@@ -13,6 +13,7 @@
 #include "storage/codec.h"
 #include "storage/keys.h"
 #include "storage/mem_kv.h"
+#include "storage/store.h"
 #include "tests/support/engine_fixture.h"
 
 using namespace tarde;
@@ -24,13 +25,26 @@ using storage::TxState;
 
 namespace {
 
-uint64_t count_events(storage::Kv& kv) {
+// The keys of the `events` column family.
+uint64_t events_in_family(storage::Kv& kv) {
   uint64_t n = 0;
   REQUIRE(kv.scan(storage::Cf::kEvents, "", "", [&](std::string_view, std::string_view) {
               n += 1;
               return true;
             }).is_ok());
   return n;
+}
+
+// Every stored event: those in `events` and those the records hold.
+uint64_t count_events(storage::Kv& kv) {
+  uint64_t held = 0;
+  REQUIRE(storage::Store(kv)
+              .scan_tx([&](const storage::TxRecord& rec) {
+                held += (rec.first_event ? 1 : 0) + (rec.newest_event ? 1 : 0);
+                return true;
+              })
+              .is_ok());
+  return events_in_family(kv) + held;
 }
 
 std::vector<uint64_t> seqs_of(const std::vector<HistoryEntry>& entries) {
@@ -247,6 +261,10 @@ TEST_CASE("proof: four attempts, two TRANSIENTs each, three lease expiries, then
   REQUIRE(life.f.engine->history("TX-1", 0, &history).is_ok());
   REQUIRE(history.size() == rows.size());
   CHECK(count_events(life.kv) == rows.size());
+  // The record holds the first and the newest: the rest are keys.
+  CHECK(events_in_family(life.kv) == rows.size() - 2);
+  CHECK(life.f.tx("TX-1").first_event == history.front().event);
+  CHECK(life.f.tx("TX-1").newest_event == history.back().event);
   int64_t fires = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     CAPTURE(i);
@@ -382,8 +400,8 @@ TEST_CASE("a store written with 8-event trimming and version 1 events still read
   }
   storage::Store store(kv);
   storage::TxRecord rec = *store.get_tx("TX-OLD").value();
+  rec.first_event.reset();  // that build's records held no event
   storage::KvBatch batch;
-  batch.del(storage::Cf::kEvents, storage::event_key("TX-OLD", 0));
   for (uint64_t seq = 12; seq < 20; ++seq) {
     EventRecord e{static_cast<int64_t>(1000 + seq),
                   TxState::kSending,
@@ -420,6 +438,74 @@ TEST_CASE("a store written with 8-event trimming and version 1 events still read
   CHECK(history.back().seq == 20);
   CHECK(history.back().event.cause == "SENT");
   CHECK(count_events(kv) == 9);
+}
+
+TEST_CASE("a record written before format 3 holds its newest event from its next transition") {
+  storage::MemKv kv;
+  {
+    testing::EngineFixture f(kv);
+    REQUIRE(f.engine->enqueue(testing::enqueue_args("pagos", "TX-OLD")).is_ok());
+  }
+  // As a build of format 2 left it: events 0..2 in `events`, none held.
+  storage::Store store(kv);
+  storage::TxRecord rec = *store.get_tx("TX-OLD").value();
+  REQUIRE(rec.first_event.has_value());
+  const EventRecord created = *rec.first_event;
+  rec.first_event.reset();
+  storage::Batch batch;
+  for (uint64_t seq = 0; seq < 3; ++seq) {
+    EventRecord e = created;
+    e.at_ms += static_cast<int64_t>(seq);
+    batch.put_event("TX-OLD", seq, e);
+  }
+  rec.events = 3;
+  batch.put_tx(rec);
+  REQUIRE(store.write(batch).is_ok());
+
+  testing::EngineFixture f(kv);
+  storage::QueueConfig config = f.engine->config("pagos");
+  config.history_max = 2;
+  REQUIRE(f.engine->set_config("pagos", config).is_ok());
+  // Event 3 is held; it trims event 2, which is in `events`: deleted there.
+  REQUIRE(f.engine->reserve("pagos", 1).value().has_value());
+  REQUIRE(f.engine->sent("TX-OLD", 1).value().outcome == Outcome::kOk);
+  CHECK_FALSE(f.tx("TX-OLD").first_event.has_value());
+  REQUIRE(f.tx("TX-OLD").newest_event.has_value());
+  CHECK(f.tx("TX-OLD").newest_event->cause == "SENT");
+  CHECK(events_in_family(kv) == 2);  // 0 and 1
+  std::vector<HistoryEntry> history;
+  REQUIRE(f.engine->history("TX-OLD", 0, &history).is_ok());
+  CHECK(seqs_of(history) == std::vector<uint64_t>{0, 3});
+  CHECK(dropped_of(history) == std::vector<uint64_t>{0, 2});
+  // Event 4 trims event 3, the one held: it is neither moved nor deleted.
+  REQUIRE(f.engine->respond("TX-OLD", 1, Answer::kSuccess, "", std::nullopt).is_ok());
+  CHECK(events_in_family(kv) == 2);
+  CHECK(f.tx("TX-OLD").newest_event->cause == "RESPOND");
+  REQUIRE(f.engine->history("TX-OLD", 0, &history).is_ok());
+  CHECK(seqs_of(history) == std::vector<uint64_t>{0, 4});
+  CHECK(dropped_of(history) == std::vector<uint64_t>{0, 3});
+}
+
+TEST_CASE("a W1 life writes no key to `events`: its record holds both events") {
+  storage::MemKv kv;
+  testing::EngineFixture f(kv);
+  REQUIRE(f.engine->enqueue(testing::enqueue_args("pagos", "TX-1")).is_ok());
+  CHECK(events_in_family(kv) == 0);
+  REQUIRE(f.engine->reserve("pagos", 1).value().has_value());
+  REQUIRE(f.engine->respond("TX-1", 1, Answer::kSuccess, "", std::nullopt).is_ok());
+  CHECK(events_in_family(kv) == 0);
+  CHECK(f.tx("TX-1").events == 2);
+  CHECK(f.tx("TX-1").first_event->cause == "ENQUEUE");
+  CHECK(f.tx("TX-1").newest_event->cause == "RESPOND");
+  // A third event moves the second out.
+  REQUIRE(f.engine->enqueue(testing::enqueue_args("pagos", "TX-2")).is_ok());
+  REQUIRE(f.engine->reserve("pagos", 1).value().has_value());
+  REQUIRE(f.engine->sent("TX-2", 1).value().outcome == Outcome::kOk);
+  REQUIRE(f.engine->respond("TX-2", 1, Answer::kSuccess, "", std::nullopt).is_ok());
+  CHECK(events_in_family(kv) == 1);
+  std::vector<HistoryEntry> history;
+  REQUIRE(f.engine->history("TX-2", 0, &history).is_ok());
+  CHECK(seqs_of(history) == std::vector<uint64_t>{0, 1, 2});
 }
 
 TEST_CASE("HISTORY of an unknown transaction is empty") {

@@ -81,6 +81,47 @@ EventRecord sample_event() {
   return event;
 }
 
+// The record of the TxRecord golden tests, and its bytes after the class
+// version up to the end of version 1 (the failures).
+TxRecord golden_tx() {
+  TxRecord tx;
+  tx.tx_id = "t1";
+  tx.queue = "q";
+  tx.state = TxState::kScheduled;
+  tx.attempt = 1;
+  tx.next_attempt = 2;
+  tx.next_fire_at_ms = 1000;
+  tx.payload = "p";
+  tx.due_kind = DueKind::kRetry;
+  tx.due_at_ms = 1000;
+  tx.failures = {{5, "r"}};
+  return tx;
+}
+
+// clang-format off
+const std::string kGoldenTxFields =
+      "02000000000000007431"                                // tx_id "t1"
+      "010000000000000071"                                  // queue "q"
+      "03"                                                  // state SCHEDULED
+      "01000000" "02000000"                                 // attempt, next_attempt
+      "01000000"                                            // RetryPolicy class version
+      "04000000" "00dd6d0000000000" "0000000000000040"      // max_attempts, base, factor
+      "005c260500000000" "9a9999999999b93f" "00"            // cap, jitter, strict_cap
+      "e803000000000000" "9a9999999999f93f"                 // transient base, factor
+      "c0d4010000000000" "0a000000"                         // transient cap, max_transient
+      "e803000000000000" "0000000000000000"                 // next_fire_at, deadline_at
+      "0000000000000000" "0000000000000000"                 // created_at, updated_at
+      "00000000" "00000000"                                 // deliveries, transients
+      "0000000000000000"                                    // reason ""
+      "010000000000000070"                                  // payload "p"
+      "0000000000000000"                                    // events
+      "01" "e803000000000000"                               // due_kind RETRY, due_at
+      "0000000000000000" "0000000000000000" "00"            // ready_at, ready_seq, dead
+      "0100000000000000"                                    // 1 failure
+      "01000000"                                            // DeliveryFailure class version
+      "0500000000000000" "010000000000000072";              // at_ms 5, reason "r"
+// clang-format on
+
 TEST_CASE("codec: every record type round trips") {
   const TxRecord tx = sample_tx();
   Result<TxRecord> tx_back = decode_tx(encode_tx(tx));
@@ -136,45 +177,16 @@ TEST_CASE("codec: every record type round trips") {
 }
 
 TEST_CASE("codec: golden bytes") {
-  TxRecord tx;
-  tx.tx_id = "t1";
-  tx.queue = "q";
-  tx.state = TxState::kScheduled;
-  tx.attempt = 1;
-  tx.next_attempt = 2;
-  tx.next_fire_at_ms = 1000;
-  tx.payload = "p";
-  tx.due_kind = DueKind::kRetry;
-  tx.due_at_ms = 1000;
-  tx.failures = {{5, "r"}};
+  const TxRecord tx = golden_tx();
   // Generated once from this build and pinned: a change here is a format
   // change (a new version plus a kept reader for the old one, FORMAT.md).
-  // clang-format off
   const std::string tx_golden =
-      "01"                                                  // format byte
-      "01"                                                  // cereal: little-endian
-      "01000000"                                            // TxRecord class version
-      "02000000000000007431"                                // tx_id "t1"
-      "010000000000000071"                                  // queue "q"
-      "03"                                                  // state SCHEDULED
-      "01000000" "02000000"                                 // attempt, next_attempt
-      "01000000"                                            // RetryPolicy class version
-      "04000000" "00dd6d0000000000" "0000000000000040"      // max_attempts, base, factor
-      "005c260500000000" "9a9999999999b93f" "00"            // cap, jitter, strict_cap
-      "e803000000000000" "9a9999999999f93f"                 // transient base, factor
-      "c0d4010000000000" "0a000000"                         // transient cap, max_transient
-      "e803000000000000" "0000000000000000"                 // next_fire_at, deadline_at
-      "0000000000000000" "0000000000000000"                 // created_at, updated_at
-      "00000000" "00000000"                                 // deliveries, transients
-      "0000000000000000"                                    // reason ""
-      "010000000000000070"                                  // payload "p"
-      "0000000000000000"                                    // events
-      "01" "e803000000000000"                               // due_kind RETRY, due_at
-      "0000000000000000" "0000000000000000" "00"            // ready_at, ready_seq, dead
-      "0100000000000000"                                    // 1 failure
-      "01000000"                                            // DeliveryFailure class version
-      "0500000000000000" "010000000000000072";              // at_ms 5, reason "r"
-  // clang-format on
+      "01"        // format byte
+      "01"        // cereal: little-endian
+      "02000000"  // TxRecord class version 2
+      + kGoldenTxFields +
+      "00"   // no first event held
+      "00";  // no newest event held
   CHECK(to_hex(encode_tx(tx)) == tx_golden);
   Result<TxRecord> tx_back = decode_tx(from_hex(tx_golden));
   REQUIRE(tx_back.is_ok());
@@ -225,6 +237,131 @@ TEST_CASE("codec: golden bytes") {
   REQUIRE(fire_back.is_ok());
   CHECK(fire_back.value() == fire);
   CHECK(to_hex(encode_event_with_cereal_for_test(fire)) == fire_golden);
+}
+
+TEST_CASE("codec: TxRecord version 1 bytes (stores before format 3) still read, holding no event") {
+  const TxRecord tx = golden_tx();
+  // The layout of version 1 pinned: now only an input of the old readers,
+  // never written again.
+  const std::string v1_golden =
+      "0101"
+      "01000000"  // TxRecord class version 1
+      + kGoldenTxFields;
+  const std::string bytes = from_hex(v1_golden);
+  Result<TxRecord> direct = decode_tx(bytes);
+  REQUIRE(direct.is_ok());
+  CHECK(direct.value() == tx);
+  CHECK_FALSE(direct.value().first_event);
+  CHECK_FALSE(direct.value().newest_event);
+  Result<TxRecord> cereal = decode_tx_with_cereal_for_test(bytes);
+  REQUIRE(cereal.is_ok());
+  CHECK(cereal.value() == tx);
+  // Re-encoding writes version 2: the same fields and two empty flags.
+  CHECK(to_hex(encode_tx(tx)) == "010102000000" + v1_golden.substr(12) + "0000");
+  // Version 1 with a version 2 tail is bytes left over; version 2 without
+  // its tail is truncated; 0 and 3 are unknown: corrupt for both readers.
+  std::string v1_long = bytes + std::string(2, '\0');
+  CHECK(decode_tx(v1_long).status().code() == Status::Code::kCorruption);
+  CHECK(decode_tx_with_cereal_for_test(v1_long).status().code() == Status::Code::kCorruption);
+  std::string v2_short = bytes;
+  v2_short[2] = 2;
+  CHECK(decode_tx(v2_short).status().code() == Status::Code::kCorruption);
+  CHECK(decode_tx_with_cereal_for_test(v2_short).status().code() == Status::Code::kCorruption);
+  for (char version : {'\0', '\3'}) {
+    std::string unknown = bytes;
+    unknown[2] = version;
+    CHECK(decode_tx(unknown).status().code() == Status::Code::kCorruption);
+  }
+}
+
+TEST_CASE("codec: golden bytes of a TxRecord holding its first and newest events") {
+  TxRecord tx;
+  tx.tx_id = "t";
+  tx.queue = "q";
+  tx.events = 3;
+  EventRecord first;
+  first.at_ms = 1;
+  first.to = TxState::kSending;
+  first.cause = "E";
+  EventRecord newest;
+  newest.at_ms = 2;
+  newest.from = TxState::kScheduled;
+  newest.to = TxState::kSending;
+  newest.cause = "t";
+  newest.due_at_ms = 3;
+  tx.first_event = first;
+  tx.newest_event = newest;
+  const std::string bytes = encode_tx(tx);
+  // The record ends with each held event's flag and, before the first
+  // EventRecord of the value only, EventRecord's class version (2).
+  // clang-format off
+  const std::string tail =
+      "0000000000000000"                                    // 0 failures
+      "01" "02000000"                                       // first held; EventRecord version 2
+      "0100000000000000" "00" "01"                          // at_ms 1, from NONE, to SENDING
+      "00000000" "00000000"                                 // attempt, next_attempt
+      "010000000000000045" "0000000000000000"               // cause "E", reason ""
+      "0000000000000000"                                    // due_at_ms 0
+      "01"                                                  // newest held (no version again)
+      "0200000000000000" "03" "01"                          // at_ms 2, SCHEDULED -> SENDING
+      "00000000" "00000000"                                 // attempt, next_attempt
+      "010000000000000074" "0000000000000000"               // cause "t", reason ""
+      "0300000000000000";                                   // due_at_ms 3
+  // clang-format on
+  REQUIRE(to_hex(bytes).size() > tail.size());
+  CHECK(to_hex(bytes).substr(to_hex(bytes).size() - tail.size()) == tail);
+  CHECK(to_hex(bytes) == to_hex(encode_tx_with_cereal_for_test(tx)));
+  Result<TxRecord> back = decode_tx(bytes);
+  REQUIRE(back.is_ok());
+  CHECK(back.value() == tx);
+  // Only the newest held: the version goes before it (its 43 bytes of
+  // fields are the last 86 hex digits).
+  tx.first_event.reset();
+  const std::string newest_only = to_hex(encode_tx(tx));
+  CHECK(newest_only.substr(newest_only.size() - 98, 12) == "000102000000");
+  CHECK(newest_only == to_hex(encode_tx_with_cereal_for_test(tx)));
+}
+
+TEST_CASE("codec: a held event the record's events count cannot have is corruption") {
+  TxRecord tx;
+  tx.tx_id = "t";
+  tx.queue = "q";
+  tx.events = 1;
+  tx.first_event = EventRecord{};
+  REQUIRE(decode_tx(encode_tx(tx)).is_ok());
+  TxRecord newest = tx;
+  newest.events = 2;
+  newest.newest_event = EventRecord{};
+  REQUIRE(decode_tx(encode_tx(newest)).is_ok());
+  // Encode a valid record, then lower its events count in the bytes.
+  auto with_events = [](const TxRecord& record, uint64_t events) {
+    std::string bytes = encode_tx_with_cereal_for_test(record);
+    TxRecord probe = record;
+    probe.events = 0x0102030405060708;
+    const std::string marked = encode_tx_with_cereal_for_test(probe);
+    for (size_t i = 0; i + 8 <= marked.size(); ++i) {
+      if (marked.compare(i, 8, "\x08\x07\x06\x05\x04\x03\x02\x01") == 0) {
+        for (size_t b = 0; b < 8; ++b) bytes[i + b] = static_cast<char>(events >> (8 * b));
+      }
+    }
+    return bytes;
+  };
+  for (const auto& [record, events] :
+       {std::pair{tx, uint64_t{0}}, std::pair{newest, uint64_t{1}}}) {
+    Result<TxRecord> direct = decode_tx(with_events(record, events));
+    REQUIRE_FALSE(direct.is_ok());
+    CHECK(direct.status().code() == Status::Code::kCorruption);
+    CHECK(direct.status().message().find("hold") != std::string::npos);
+    CHECK(decode_tx_with_cereal_for_test(with_events(record, events)).status().code() ==
+          Status::Code::kCorruption);
+  }
+  // A held event with a state out of range is corrupt too.
+  TxRecord bad = tx;
+  std::string bytes = encode_tx(bad);
+  // From the end: the newest flag (1), due_at_ms (8), reason and cause (8
+  // each, empty), next_attempt and attempt (4 each), then `to`.
+  bytes[bytes.size() - 1 - 8 - 8 - 8 - 4 - 4 - 1] = 7;
+  CHECK(decode_tx(bytes).status().code() == Status::Code::kCorruption);
 }
 
 TEST_CASE("codec: EventRecord version 1 bytes (stores written before due_at_ms) still read") {
@@ -309,6 +446,19 @@ TEST_CASE("codec: the direct coder writes and reads exactly cereal's bytes") {
     tx.failures.clear();
     for (size_t i = random() % 4; i > 0; --i)
       tx.failures.push_back({int64_t(random() >> 1), text(10)});
+    auto random_event = [&] {
+      EventRecord held = sample_event();
+      held.at_ms = static_cast<int64_t>(random() >> 1);
+      held.cause = text(12);
+      held.reason = text(12);
+      held.due_at_ms = random() % 2 == 0 ? 0 : static_cast<int64_t>(random() >> 1);
+      return held;
+    };
+    tx.events = 2 + random() % 100;
+    tx.first_event.reset();
+    tx.newest_event.reset();
+    if (random() % 2 == 0) tx.first_event = random_event();
+    if (random() % 2 == 0) tx.newest_event = random_event();
     const std::string bytes = encode_tx(tx);
     REQUIRE(to_hex(bytes) == to_hex(encode_tx_with_cereal_for_test(tx)));
     Result<TxRecord> back = decode_tx(bytes);
@@ -366,7 +516,10 @@ TEST_CASE("codec: a big-endian TxRecord, which only cereal reads, still decodes"
 }
 
 TEST_CASE("codec: truncated input is corruption at every length") {
-  const std::string tx_bytes = encode_tx(sample_tx());
+  TxRecord holding = sample_tx();
+  holding.first_event = sample_event();
+  holding.newest_event = sample_event();
+  const std::string tx_bytes = encode_tx(holding);
   for (size_t length = 0; length < tx_bytes.size(); ++length) {
     CAPTURE(length);
     Result<TxRecord> decoded = decode_tx(std::string_view(tx_bytes).substr(0, length));
@@ -495,8 +648,8 @@ TEST_CASE("codec: a huge length prefix fails without a huge allocation") {
   record.tx_id = "t";
   record.queue = "q";
   std::string tx = encode_tx(record);
-  tx.resize(tx.size() - 8);
-  tx += std::string("\0\0\0\0\0\x01\0\0", 8);
+  tx.resize(tx.size() - 10);  // the count and the two held-event flags
+  tx += std::string("\0\0\0\0\0\x01\0\0", 8) + std::string(2, '\0');
   CHECK(decode_tx(tx).status().code() == Status::Code::kCorruption);
 }
 

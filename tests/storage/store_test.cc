@@ -368,7 +368,7 @@ TEST_CASE_TEMPLATE("store: ensure_format", Backend, STORE_BACKENDS) {
     REQUIRE(store.ensure_format().is_ok());
     Result<std::optional<std::string>> format = store.get_meta("format");
     REQUIRE(format.is_ok());
-    CHECK(format.value() == std::optional<std::string>(std::string("\0\0\0\2", 4)));
+    CHECK(format.value() == std::optional<std::string>(std::string("\0\0\0\3", 4)));
     CHECK(store.has_state_index().value());
     CHECK(store.ensure_format().is_ok());
   }
@@ -493,7 +493,7 @@ TEST_CASE_TEMPLATE("store: ensure_format upgrades a version 1 store by filing ev
   CHECK(upgrade.from_version == 1);
   CHECK(upgrade.indexed == count);
   CHECK(progress == std::vector<uint64_t>{kUpgradeBatchTransactions, count});
-  CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(2)));
+  CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(3)));
   CHECK(store.has_state_index().value());
   const std::vector<std::string> keys = state_keys(store);
   CHECK(keys.size() == count);
@@ -508,6 +508,94 @@ TEST_CASE_TEMPLATE("store: ensure_format upgrades a version 1 store by filing ev
   REQUIRE(store.ensure_format(&upgrade).is_ok());
   CHECK(upgrade.from_version == 0);
   CHECK(upgrade.indexed == 0);
+}
+
+TEST_CASE_TEMPLATE("store: a version 2 store is upgraded to 3 by its format record alone", Backend,
+                   STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  Batch batch;
+  batch.put_meta("format", encode_format_version(2));
+  TxRecord rec = make_tx("a");
+  batch.put_tx(rec);
+  batch.put_state(rec.queue, indexed_state(rec), rec.tx_id);
+  batch.put_event("a", 0, EventRecord{});
+  REQUIRE(store.write(batch).is_ok());
+  Result<Store::FormatCheck> check = store.check_format();
+  REQUIRE(check.is_ok());
+  CHECK(check->format == Store::Format::kOlder);
+  size_t progress_calls = 0;
+  FormatUpgrade upgrade;
+  REQUIRE(store.ensure_format(&upgrade, [&](uint64_t) { progress_calls += 1; }).is_ok());
+  CHECK(upgrade.from_version == 2);
+  CHECK(upgrade.indexed == 0);
+  CHECK(progress_calls == 0);
+  CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(3)));
+  // The record and its event stay as they were written.
+  CHECK(state_keys(store) == std::vector<std::string>{"q/3/a"});
+  Result<std::optional<TxRecord>> read = store.get_tx("a");
+  REQUIRE(read.is_ok());
+  CHECK(read.value() == std::optional<TxRecord>(rec));
+  size_t events = 0;
+  REQUIRE(store
+              .scan_history(rec,
+                            [&](uint64_t seq, const EventRecord&) {
+                              CHECK(seq == 0);
+                              events += 1;
+                              return true;
+                            })
+              .is_ok());
+  CHECK(events == 1);
+}
+
+TEST_CASE_TEMPLATE("store: scan_history gives the held first event, `events`, then the held newest",
+                   Backend, STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  auto event_at = [](int64_t at) {
+    EventRecord e;
+    e.at_ms = at;
+    return e;
+  };
+  TxRecord rec = make_tx("a");
+  rec.events = 5;
+  rec.first_event = event_at(100);
+  rec.newest_event = event_at(104);
+  Batch batch;
+  batch.put_tx(rec);
+  for (uint64_t seq : {2, 3}) batch.put_event("a", seq, event_at(100 + static_cast<int64_t>(seq)));
+  batch.put_event("a!", 1, event_at(999));  // another transaction's
+  REQUIRE(store.write(batch).is_ok());
+  std::vector<std::pair<uint64_t, int64_t>> seen;
+  auto collect = [&](size_t stop_after) {
+    seen.clear();
+    REQUIRE(store
+                .scan_history(rec,
+                              [&](uint64_t seq, const EventRecord& e) {
+                                seen.emplace_back(seq, e.at_ms);
+                                return seen.size() < stop_after;
+                              })
+                .is_ok());
+  };
+  collect(100);
+  CHECK(seen == std::vector<std::pair<uint64_t, int64_t>>{{0, 100}, {2, 102}, {3, 103}, {4, 104}});
+  for (size_t stop = 1; stop <= 4; ++stop) {
+    collect(stop);
+    CHECK(seen.size() == stop);
+  }
+  // A record that holds none (written before format 3): `events` alone.
+  TxRecord old = rec;
+  old.first_event.reset();
+  old.newest_event.reset();
+  seen.clear();
+  REQUIRE(store
+              .scan_history(old,
+                            [&](uint64_t seq, const EventRecord& e) {
+                              seen.emplace_back(seq, e.at_ms);
+                              return true;
+                            })
+              .is_ok());
+  CHECK(seen == std::vector<std::pair<uint64_t, int64_t>>{{2, 102}, {3, 103}});
 }
 
 TEST_CASE_TEMPLATE("store: an upgrade cut short is done again, and a bad record stops it", Backend,

@@ -160,7 +160,7 @@ Result<DumpOutput> tx(storage::Store& store, const DumpRequest& request) {
   Result<uint32_t> history_max = history_max_of(store, found.value()->queue);
   if (!history_max.is_ok()) return history_max.status();
   std::vector<std::pair<uint64_t, storage::EventRecord>> stored;
-  TARDE_RETURN_IF_ERROR(store.scan_events(request.argument, [&](uint64_t seq, const auto& e) {
+  TARDE_RETURN_IF_ERROR(store.scan_history(*found.value(), [&](uint64_t seq, const auto& e) {
     stored.emplace_back(seq, e);
     return true;
   }));
