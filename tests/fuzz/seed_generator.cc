@@ -50,6 +50,12 @@ void write_storage_seeds(const std::string& dir) {
   sending.ready_at_ms = 5;
   sending.ready_seq = 9;
   write(dir, "tx_sending", encode_tx(sending));
+  TxRecord holding = tx;  // format 3: the record holds its first and newest events
+  holding.first_event = EventRecord{1795984996810, TxState::kNone, TxState::kSending, 0, 1,
+                                    "ENQUEUE", ""};
+  holding.newest_event = EventRecord{1795984996818, TxState::kInFlight, TxState::kScheduled, 1, 2,
+                                     "RESPOND", "CANCELLED"};
+  write(dir, "tx_holding_events", encode_tx(holding));
 
   EventRecord event{1795984996818, TxState::kSending, TxState::kScheduled, 1, 2, "RESPOND", ""};
   write(dir, "event", encode_event(event));
