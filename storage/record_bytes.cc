@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 
+#include "base/assert.h"
 #include "storage/value_format.h"
 
 namespace tarde::storage::record_bytes {
@@ -13,7 +14,7 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "the direct coder copies integers as they are in memory");
 
-// The format byte and the endianness flag as the bytes this coder writes and
+// The format byte and the endianness flag as the bytes this coder reads and
 // expects; the constants themselves are storage/value_format.h's.
 constexpr char kFormatByte = static_cast<char>(kValueFormat);
 constexpr char kLittleEndianByte = static_cast<char>(kLittleEndianFlag);
@@ -23,62 +24,136 @@ constexpr char kLittleEndianByte = static_cast<char>(kLittleEndianFlag);
 static_assert(kClassVersion == 1 && kEventRecordVersion == 2 && kTxRecordVersion == 2,
               "read_event and read_tx know the layouts of versions 1 and 2 only");
 
-template <typename T>
-void put(std::string& out, T value) {
-  char bytes[sizeof(T)];
-  std::memcpy(bytes, &value, sizeof(T));
-  out.append(bytes, sizeof(T));
-}
+// Each value is written in two passes over one list of fields: a ByteCount
+// adds up its size, then a ByteWriter fills a buffer of exactly that size
+// through a pointer. Appending field by field to a string cost a capacity
+// check and a memcpy call per field.
+class ByteCount {
+ public:
+  template <typename T>
+  void put(T) {
+    size_ += sizeof(T);
+  }
+  void put_byte(uint8_t) { size_ += 1; }
+  void put_text(std::string_view text) { size_ += sizeof(uint64_t) + text.size(); }
+  size_t size() const { return size_; }
 
-void put_text(std::string& out, std::string_view text) {
-  put<uint64_t>(out, text.size());
-  out.append(text);
-}
+ private:
+  size_t size_ = 0;
+};
 
-void put_byte(std::string& out, uint8_t value) { out.push_back(static_cast<char>(value)); }
+class ByteWriter {
+ public:
+  explicit ByteWriter(char* at) : at_(at) {}
+  template <typename T>
+  void put(T value) {
+    std::memcpy(at_, &value, sizeof(T));
+    at_ += sizeof(T);
+  }
+  void put_byte(uint8_t value) { *at_++ = static_cast<char>(value); }
+  void put_text(std::string_view text) {
+    put<uint64_t>(text.size());
+    std::memcpy(at_, text.data(), text.size());
+    at_ += text.size();
+  }
+  const char* at() const { return at_; }
+
+ private:
+  char* at_;
+};
+
+// Appends the value that put_fields(out) describes.
+template <typename PutFields>
+void append_value(std::string& out, const PutFields& put_fields) {
+  ByteCount count;
+  put_fields(count);
+  const size_t start = out.size();
+  out.resize(start + count.size());
+  ByteWriter writer(out.data() + start);
+  put_fields(writer);
+  TARDE_ASSERT(writer.at() == out.data() + out.size());
+}
 
 // The format byte, the little-endian flag and the value's class version.
-void put_header(std::string& out, uint32_t version) {
-  out.push_back(kFormatByte);
-  out.push_back(kLittleEndianByte);
-  put<uint32_t>(out, version);
+template <typename Out>
+void put_header(Out& out, uint32_t version) {
+  out.put_byte(kValueFormat);
+  out.put_byte(kLittleEndianFlag);
+  out.template put<uint32_t>(version);
 }
 
-void put_policy(std::string& out, const RetryPolicy& p) {
-  put<uint32_t>(out, kClassVersion);
-  put(out, p.max_attempts);
-  put(out, p.base_ms);
-  put(out, p.factor);
-  put(out, p.cap_ms);
-  put(out, p.jitter);
-  put_byte(out, p.strict_cap ? 1 : 0);
-  put(out, p.transient_base_ms);
-  put(out, p.transient_factor);
-  put(out, p.transient_cap_ms);
-  put(out, p.max_transient);
+template <typename Out>
+void put_policy(Out& out, const RetryPolicy& p) {
+  out.template put<uint32_t>(kClassVersion);
+  out.put(p.max_attempts);
+  out.put(p.base_ms);
+  out.put(p.factor);
+  out.put(p.cap_ms);
+  out.put(p.jitter);
+  out.put_byte(p.strict_cap ? 1 : 0);
+  out.put(p.transient_base_ms);
+  out.put(p.transient_factor);
+  out.put(p.transient_cap_ms);
+  out.put(p.max_transient);
 }
 
 // An EventRecord's fields at kEventRecordVersion, without header or version.
-void put_event_fields(std::string& out, const EventRecord& e) {
-  put(out, e.at_ms);
-  put_byte(out, static_cast<uint8_t>(e.from));
-  put_byte(out, static_cast<uint8_t>(e.to));
-  put(out, e.attempt);
-  put(out, e.next_attempt);
-  put_text(out, e.cause);
-  put_text(out, e.reason);
-  put(out, e.due_at_ms);
+template <typename Out>
+void put_event_fields(Out& out, const EventRecord& e) {
+  out.put(e.at_ms);
+  out.put_byte(static_cast<uint8_t>(e.from));
+  out.put_byte(static_cast<uint8_t>(e.to));
+  out.put(e.attempt);
+  out.put(e.next_attempt);
+  out.put_text(e.cause);
+  out.put_text(e.reason);
+  out.put(e.due_at_ms);
 }
 
 // A held event: its flag byte, then (cereal's version before the first
 // EventRecord of the value) its fields.
-void put_held_event(std::string& out, const std::optional<EventRecord>& event,
-                    bool* version_written) {
-  put_byte(out, event ? 1 : 0);
+template <typename Out>
+void put_held_event(Out& out, const std::optional<EventRecord>& event, bool* version_written) {
+  out.put_byte(event ? 1 : 0);
   if (!event) return;
-  if (!*version_written) put<uint32_t>(out, kEventRecordVersion);
+  if (!*version_written) out.template put<uint32_t>(kEventRecordVersion);
   *version_written = true;
   put_event_fields(out, *event);
+}
+
+template <typename Out>
+void put_tx(Out& out, const TxRecord& r) {
+  put_header(out, kTxRecordVersion);
+  out.put_text(r.tx_id);
+  out.put_text(r.queue);
+  out.put_byte(static_cast<uint8_t>(r.state));
+  out.put(r.attempt);
+  out.put(r.next_attempt);
+  put_policy(out, r.policy);
+  out.put(r.next_fire_at_ms);
+  out.put(r.deadline_at_ms);
+  out.put(r.created_at_ms);
+  out.put(r.updated_at_ms);
+  out.put(r.deliveries);
+  out.put(r.transients);
+  out.put_text(r.reason);
+  out.put_text(r.payload);
+  out.put(r.events);
+  out.put_byte(static_cast<uint8_t>(r.due_kind));
+  out.put(r.due_at_ms);
+  out.put(r.ready_at_ms);
+  out.put(r.ready_seq);
+  out.put_byte(r.dead_lettered ? 1 : 0);
+  out.template put<uint64_t>(r.failures.size());
+  // cereal writes a struct's class version before its first occurrence only.
+  if (!r.failures.empty()) out.template put<uint32_t>(kClassVersion);
+  for (const DeliveryFailure& failure : r.failures) {
+    out.put(failure.at_ms);
+    out.put_text(failure.reason);
+  }
+  bool event_version_written = false;
+  put_held_event(out, r.first_event, &event_version_written);
+  put_held_event(out, r.newest_event, &event_version_written);
 }
 
 // Reads from the front of a view; every read fails once the bytes run out,
@@ -197,63 +272,30 @@ void get_policy(Reader& in, RetryPolicy* p) {
 }  // namespace
 
 void append_tx(std::string& out, const TxRecord& r) {
-  auto held_size = [](const std::optional<EventRecord>& e) {
-    return e ? 60 + e->cause.size() + e->reason.size() : 0;
-  };
-  out.reserve(out.size() + 200 + r.tx_id.size() + r.queue.size() + r.reason.size() +
-              r.payload.size() + 32 * r.failures.size() + held_size(r.first_event) +
-              held_size(r.newest_event));
-  put_header(out, kTxRecordVersion);
-  put_text(out, r.tx_id);
-  put_text(out, r.queue);
-  put_byte(out, static_cast<uint8_t>(r.state));
-  put(out, r.attempt);
-  put(out, r.next_attempt);
-  put_policy(out, r.policy);
-  put(out, r.next_fire_at_ms);
-  put(out, r.deadline_at_ms);
-  put(out, r.created_at_ms);
-  put(out, r.updated_at_ms);
-  put(out, r.deliveries);
-  put(out, r.transients);
-  put_text(out, r.reason);
-  put_text(out, r.payload);
-  put(out, r.events);
-  put_byte(out, static_cast<uint8_t>(r.due_kind));
-  put(out, r.due_at_ms);
-  put(out, r.ready_at_ms);
-  put(out, r.ready_seq);
-  put_byte(out, r.dead_lettered ? 1 : 0);
-  put<uint64_t>(out, r.failures.size());
-  // cereal writes a struct's class version before its first occurrence only.
-  if (!r.failures.empty()) put<uint32_t>(out, kClassVersion);
-  for (const DeliveryFailure& failure : r.failures) {
-    put(out, failure.at_ms);
-    put_text(out, failure.reason);
-  }
-  bool event_version_written = false;
-  put_held_event(out, r.first_event, &event_version_written);
-  put_held_event(out, r.newest_event, &event_version_written);
+  append_value(out, [&r](auto& fields) { put_tx(fields, r); });
 }
 
 void append_event(std::string& out, const EventRecord& e) {
-  out.reserve(out.size() + 56 + e.cause.size() + e.reason.size());
-  put_header(out, kEventRecordVersion);
-  put_event_fields(out, e);
+  append_value(out, [&e](auto& fields) {
+    put_header(fields, kEventRecordVersion);
+    put_event_fields(fields, e);
+  });
 }
 
 void append_due(std::string& out, const DueValue& v) {
-  out.reserve(out.size() + 11);
-  put_header(out, kClassVersion);
-  put_byte(out, static_cast<uint8_t>(v.kind));
-  put(out, v.attempt);
+  append_value(out, [&v](auto& fields) {
+    put_header(fields, kClassVersion);
+    fields.put_byte(static_cast<uint8_t>(v.kind));
+    fields.put(v.attempt);
+  });
 }
 
 void append_ready(std::string& out, const ReadyValue& v) {
-  out.reserve(out.size() + 18 + v.tx_id.size());
-  put_header(out, kClassVersion);
-  put_text(out, v.tx_id);
-  put(out, v.attempt);
+  append_value(out, [&v](auto& fields) {
+    put_header(fields, kClassVersion);
+    fields.put_text(v.tx_id);
+    fields.put(v.attempt);
+  });
 }
 
 bool read_tx(std::string_view bytes, TxRecord* r) {

@@ -51,10 +51,10 @@ void write_storage_seeds(const std::string& dir) {
   sending.ready_seq = 9;
   write(dir, "tx_sending", encode_tx(sending));
   TxRecord holding = tx;  // format 3: the record holds its first and newest events
-  holding.first_event = EventRecord{1795984996810, TxState::kNone, TxState::kSending, 0, 1,
-                                    "ENQUEUE", ""};
+  holding.first_event =
+      EventRecord{1795984996810, TxState::kNone, TxState::kSending, 0, 1, "ENQUEUE", ""};
   holding.newest_event = EventRecord{1795984996818, TxState::kInFlight, TxState::kScheduled, 1, 2,
-                                     "RESPOND", "CANCELLED"};
+                                     "RESPOND",     "CANCELLED"};
   write(dir, "tx_holding_events", encode_tx(holding));
 
   EventRecord event{1795984996818, TxState::kSending, TxState::kScheduled, 1, 2, "RESPOND", ""};
