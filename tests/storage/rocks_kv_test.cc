@@ -180,6 +180,33 @@ TEST_CASE("rocks_kv: a secondary instance follows the primary's flushes after tr
   CHECK(primary->try_catch_up().code() == Status::Code::kInvalidArgument);
 }
 
+TEST_CASE("rocks_kv: a batch applies in its order: the last op of a key decides it") {
+  TempDir dir;
+  std::unique_ptr<RocksKv> kv = open_or_fail(dir.path(), fast());
+  // Keys out of order, across families, each rewritten.
+  KvBatch batch;
+  batch.put(Cf::kTx, "z", "z1");
+  batch.put(Cf::kState, "m", "m1");
+  batch.put(Cf::kTx, "a", "a1");
+  batch.del(Cf::kTx, "z");
+  batch.put(Cf::kState, "b", "b1");
+  batch.put(Cf::kTx, "z", "z2");
+  batch.del(Cf::kState, "m");
+  batch.put(Cf::kTx, "a", "a2");
+  batch.put(Cf::kState, "b", "b2");
+  batch.del(Cf::kState, "b");
+  REQUIRE(kv->write(batch).is_ok());
+  auto value = [&](Cf cf, std::string_view key) {
+    Result<std::optional<std::string>> got = kv->get(cf, key);
+    REQUIRE(got.is_ok());
+    return got.value().value_or("<none>");
+  };
+  CHECK(value(Cf::kTx, "z") == "z2");
+  CHECK(value(Cf::kTx, "a") == "a2");
+  CHECK(value(Cf::kState, "m") == "<none>");
+  CHECK(value(Cf::kState, "b") == "<none>");
+}
+
 TEST_CASE("rocks_kv: read-only open, missing dir, and scan bounds") {
   TempDir dir;
   RocksKv::Options no_create = fast();
