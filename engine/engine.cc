@@ -53,6 +53,27 @@ uint32_t due_attempt(const TxRecord& rec) {
   return rec.due_kind == DueKind::kRetry ? rec.next_attempt : rec.attempt;
 }
 
+// The record holds its first event and its newest; the newest it held until
+// now moves to `events`, unless this very event trims it. The first event
+// and the newest history_max − 1 stay: one delete at most (storage/FORMAT.md,
+// "History trimming"). `after` is the record before its events count grows.
+void hold_event(TxRecord& after, storage::EventRecord event, uint32_t history_max,
+                storage::Batch& batch) {
+  const uint64_t seq = after.events;
+  const std::optional<uint64_t> trimmed = event_trimmed_by(seq, history_max);
+  if (seq == 0) {
+    after.first_event = std::move(event);
+    return;
+  }
+  // A record written by an older build holds no newest event: its events
+  // are all in `events`, where the trimmed one is deleted.
+  const bool held_trimmed = after.newest_event && trimmed == seq - 1;
+  if (after.newest_event && !held_trimmed)
+    batch.put_event(after.tx_id, seq - 1, *after.newest_event);
+  if (trimmed && !held_trimmed) batch.delete_event(after.tx_id, *trimmed);
+  after.newest_event = std::move(event);
+}
+
 // A count for people: a change-only count may dip below zero while counting.
 uint64_t non_negative(int64_t n) { return n < 0 ? 0 : static_cast<uint64_t>(n); }
 
@@ -186,27 +207,6 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
     transition_listener_(TransitionNote{before, &after, cause, reason, answer});
   }
   return Status::ok();
-}
-
-// The record holds its first event and its newest; the newest it held until
-// now moves to `events`, unless this very event trims it. The first event
-// and the newest history_max − 1 stay: one delete at most (storage/FORMAT.md,
-// "History trimming"). `after` is the record before its events count grows.
-void Engine::hold_event(TxRecord& after, storage::EventRecord event, uint32_t history_max,
-                        storage::Batch& batch) {
-  const uint64_t seq = after.events;
-  const std::optional<uint64_t> trimmed = event_trimmed_by(seq, history_max);
-  if (seq == 0) {
-    after.first_event = std::move(event);
-    return;
-  }
-  // A record written by an older build holds no newest event: its events
-  // are all in `events`, where the trimmed one is deleted.
-  const bool held_trimmed = after.newest_event && trimmed == seq - 1;
-  if (after.newest_event && !held_trimmed)
-    batch.put_event(after.tx_id, seq - 1, *after.newest_event);
-  if (trimmed && !held_trimmed) batch.delete_event(after.tx_id, *trimmed);
-  after.newest_event = std::move(event);
 }
 
 // Brings memory in line with a record that was just written.

@@ -438,8 +438,6 @@ class Engine {
   Status persist(const storage::TxRecord* before, storage::TxRecord& after, const char* cause,
                  std::string_view reason, std::optional<Answer> answer = std::nullopt,
                  int64_t due_at_ms = 0);
-  static void hold_event(storage::TxRecord& after, storage::EventRecord event, uint32_t history_max,
-                         storage::Batch& batch);
   void apply_memory(const storage::TxRecord* before, const storage::TxRecord& after);
   void drop_lease(const std::string& tx_id);
   void notify_ready(const std::string& queue, int64_t ready_at_ms);

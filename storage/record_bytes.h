@@ -24,8 +24,9 @@ void append_ready(std::string& out, const ReadyValue& value);
 // anything else, well-formed or not (big-endian flag, unknown version,
 // truncation, trailing bytes, a bool that is not 0 or 1): the caller then
 // decodes with cereal, which gives the authoritative answer and error. On
-// true the record is complete but not yet validated. append_event writes
-// EventRecord version 2; read_event reads versions 1 and 2.
+// true the record is complete but not yet validated. append_event and
+// append_tx write version 2 of their struct; read_event and read_tx read
+// versions 1 and 2.
 bool read_tx(std::string_view bytes, TxRecord* record);
 bool read_event(std::string_view bytes, EventRecord* event);
 bool read_due(std::string_view bytes, DueValue* value);

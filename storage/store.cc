@@ -225,18 +225,12 @@ Status Store::ensure_format(FormatUpgrade* upgrade,
   return kv_.write(batch);
 }
 
-// From version 1: every transaction gets its state index key (version 2).
-// Keys of an earlier, interrupted run are written again (a put of the same
-// key). Version 2 to 3 rewrites nothing: a record of version 2 keeps its
-// events in `events` and is read as it is. The format record comes last, in
-// its own write.
-Status Store::upgrade_from(uint32_t version, FormatUpgrade* upgrade,
-                           const std::function<void(uint64_t indexed)>& progress) {
-  TARDE_ASSERT(version >= kFormatVersionOldest);
-  TARDE_ASSERT(version < kFormatVersion);
-  uint64_t indexed = 0;
+// Version 1 to 2: every transaction gets its state index key. Keys of an
+// earlier, interrupted run are written again (a put of the same key).
+Status Store::file_every_transaction(uint64_t* indexed,
+                                     const std::function<void(uint64_t indexed)>& progress) {
   std::string lower;  // the first tx key of the next chunk; empty: from the start
-  while (version < 2) {
+  for (;;) {
     Batch batch;
     size_t in_batch = 0;
     std::string last;
@@ -256,11 +250,22 @@ Status Store::upgrade_from(uint32_t version, FormatUpgrade* upgrade,
         });
     TARDE_RETURN_IF_ERROR(scanned);
     if (in_batch > 0) TARDE_RETURN_IF_ERROR(write(batch));
-    indexed += in_batch;
-    if (in_batch > 0 && progress) progress(indexed);
-    if (in_batch < kUpgradeBatchTransactions) break;
+    *indexed += in_batch;
+    if (in_batch > 0 && progress) progress(*indexed);
+    if (in_batch < kUpgradeBatchTransactions) return Status::ok();
     lower = key_after(last);
   }
+}
+
+// Version 2 to 3 rewrites nothing: a record of version 2 keeps its events in
+// `events` and is read as it is. The format record comes last, in its own
+// write, so that a crash part-way leaves the old version to upgrade again.
+Status Store::upgrade_from(uint32_t version, FormatUpgrade* upgrade,
+                           const std::function<void(uint64_t indexed)>& progress) {
+  TARDE_ASSERT(version >= kFormatVersionOldest);
+  TARDE_ASSERT(version < kFormatVersion);
+  uint64_t indexed = 0;
+  if (version < 2) TARDE_RETURN_IF_ERROR(file_every_transaction(&indexed, progress));
   KvBatch format;
   format.put(Cf::kMeta, std::string(kMetaFormatKey), encode_format_version(kFormatVersion));
   TARDE_RETURN_IF_ERROR(kv_.write(format));

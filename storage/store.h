@@ -183,6 +183,8 @@ class Store {
  private:
   [[nodiscard]] Status upgrade_from(uint32_t version, FormatUpgrade* upgrade,
                                     const std::function<void(uint64_t indexed)>& progress);
+  [[nodiscard]] Status file_every_transaction(
+      uint64_t* indexed, const std::function<void(uint64_t indexed)>& progress);
   [[nodiscard]] Status scan_ready_range(std::string_view queue, const std::string& lower,
                                         const std::function<bool(const ReadyEntry&)>& visit);
 
