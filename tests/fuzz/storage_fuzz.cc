@@ -6,8 +6,9 @@
 // passes validate() and re-encodes consistently: encoding it and decoding
 // that gives bytes that encode to themselves (a fixed point), and when the
 // input was written the way this build writes (little-endian archive, the
-// current class version) the re-encoding is byte-for-byte the input. Event
-// values must read the same through the direct coder and through cereal.
+// current class version) the re-encoding is byte-for-byte the input.
+// Transaction and event values must read the same through the direct coder
+// and through cereal.
 // Keys are canonical: a decoded key re-encodes to exactly the input. The
 // input is also read as a WAL file: its tail scan ends within it, hands a
 // damaged file whole, and finds the same end again in what it kept.
@@ -30,8 +31,8 @@ namespace {
 // The byte after the format byte is the archive's endianness flag; cereal
 // converts unless it is exactly 1 (little-endian, as this build writes).
 // The next four are the struct's class version: an older version (a
-// QueueConfig or EventRecord of version 1) is read but re-encoded as the
-// current one.
+// QueueConfig, EventRecord or TxRecord of version 1) is read but re-encoded
+// as the current one.
 bool written_like_this_build(std::string_view bytes, std::uint32_t class_version) {
   if (bytes.size() < 6 || static_cast<std::uint8_t>(bytes[1]) != 1) return false;
   std::uint32_t version = 0;
@@ -76,7 +77,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace tarde::storage;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
 
-  check_value<TxRecord>(bytes, decode_tx, encode_tx);
+  check_value<TxRecord>(bytes, decode_tx, encode_tx, kTxRecordVersion);
+  // The same for records, of either version (version 1 holds no event).
+  if (const tarde::Result<TxRecord> direct = decode_tx(bytes); direct.is_ok()) {
+    const tarde::Result<TxRecord> cereal = decode_tx_with_cereal_for_test(bytes);
+    FUZZ_CHECK(cereal.is_ok());
+    FUZZ_CHECK(encode_tx(cereal.value()) == encode_tx(direct.value()));
+    if (bytes.size() >= 6 && bytes[2] == 1) {
+      FUZZ_CHECK(!direct.value().first_event && !direct.value().newest_event);
+    }
+  }
   check_value<EventRecord>(bytes, decode_event, encode_event, kEventRecordVersion);
   // The direct reader and cereal agree on every event, of either version:
   // both refuse it, or both read the same record (version 1 with due 0).
