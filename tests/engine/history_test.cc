@@ -71,6 +71,15 @@ std::vector<std::pair<uint64_t, EventRecord>> stored(const std::vector<uint64_t>
   return out;
 }
 
+// A transaction ENQUEUE wrote into kv, as its record stands afterwards.
+storage::TxRecord enqueued_alone(storage::MemKv& kv, const std::string& tx_id) {
+  {
+    testing::EngineFixture f(kv);
+    REQUIRE(f.engine->enqueue(testing::enqueue_args("pagos", tx_id)).is_ok());
+  }
+  return *storage::Store(kv).get_tx(tx_id).value();
+}
+
 }  // namespace
 
 TEST_CASE("history rule: the transition writing event n deletes event n - history_max + 1") {
@@ -394,12 +403,8 @@ TEST_CASE("a store written with 8-event trimming and version 1 events still read
   // What a build before EventRecord version 2 left: the newest 8 events of
   // a transaction whose life had 20, in the version 1 layout (no due time).
   storage::MemKv kv;
-  {
-    testing::EngineFixture f(kv);
-    REQUIRE(f.engine->enqueue(testing::enqueue_args("pagos", "TX-OLD")).is_ok());
-  }
   storage::Store store(kv);
-  storage::TxRecord rec = *store.get_tx("TX-OLD").value();
+  storage::TxRecord rec = enqueued_alone(kv, "TX-OLD");
   rec.first_event.reset();  // that build's records held no event
   storage::KvBatch batch;
   for (uint64_t seq = 12; seq < 20; ++seq) {
@@ -442,13 +447,9 @@ TEST_CASE("a store written with 8-event trimming and version 1 events still read
 
 TEST_CASE("a record written before format 3 holds its newest event from its next transition") {
   storage::MemKv kv;
-  {
-    testing::EngineFixture f(kv);
-    REQUIRE(f.engine->enqueue(testing::enqueue_args("pagos", "TX-OLD")).is_ok());
-  }
-  // As a build of format 2 left it: events 0..2 in `events`, none held.
   storage::Store store(kv);
-  storage::TxRecord rec = *store.get_tx("TX-OLD").value();
+  storage::TxRecord rec = enqueued_alone(kv, "TX-OLD");
+  // As a build of format 2 left it: events 0..2 in `events`, none held.
   REQUIRE(rec.first_event.has_value());
   const EventRecord created = *rec.first_event;
   rec.first_event.reset();
