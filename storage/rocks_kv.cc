@@ -10,7 +10,6 @@
 #include <rocksdb/perf_level.h>
 #include <rocksdb/slice_transform.h>
 #include <rocksdb/table.h>
-#include <rocksdb/utilities/table_properties_collectors.h>
 #include <rocksdb/write_batch.h>
 #include <rocksdb/write_buffer_manager.h>
 #include <unistd.h>
@@ -22,23 +21,11 @@
 #include <vector>
 
 #include "base/assert.h"
+#include "storage/deletion_compaction.h"
 #include "storage/wal_file_system.h"
 
 namespace tarde::storage {
 namespace {
-
-// `due` and `ready` are queue-shaped: entries are written at the tail (later
-// times) and deleted at the head (as they fire or are handed out), so
-// tombstones pile up exactly where every scan starts (RocksDB issues #5265,
-// #10300). A table file is marked for compaction when any window of
-// kDeletionWindowEntries consecutive entries holds kDeletionTriggerEntries
-// deletions, or when deletions are kDeletionRatio of the whole file; the
-// compaction then drops the tombstones. The numbers are moderate: a window
-// big enough to ignore scattered deletes, a trigger of half the window.
-constexpr size_t kDeletionWindowEntries = 10000;
-constexpr size_t kDeletionTriggerEntries = 5000;
-constexpr double kDeletionRatio = 0.5;
-static_assert(kDeletionTriggerEntries <= kDeletionWindowEntries);
 
 // Every ENQUEUE first looks its tx_id up, and a new id is found nowhere: a
 // bloom filter in each table file and in the memtable answers "absent"
@@ -71,16 +58,18 @@ constexpr size_t kStateHintPrefixBytes = 8;
 constexpr size_t kTxIdHintPrefixBytes = 0;
 
 // Compression. The `tx` and `events` families hold nearly all the bytes of a
-// big store, written once and read often; the files compaction writes at the
-// bottom of their tree use zstd at its fastest level with a 16 KB dictionary
-// sampled from the first 1 MB of each file (tarde's records share most of
-// their bytes with each other). That stores a million pending transactions in
-// about half of what Snappy, RocksDB's default, takes (docs/benchmarks.md,
-// W4). Everything else, rewritten soon or small (`due`, `ready`, upper
-// levels), uses LZ4, cheaper to write. A RocksDB built without either keeps
-// Snappy; each table file names its own compression, so any build reads any
-// store.
-constexpr int kBottommostZstdLevel = 1;
+// big store, written once and read often: they use zstd at its fastest
+// level, and the files compaction writes at the bottom of their tree add a
+// 16 KB dictionary sampled from the first 1 MB of each file (tarde's records
+// share most of their bytes with each other). That stores a million pending
+// transactions in about half of what Snappy, RocksDB's default, takes
+// (docs/benchmarks.md, W4). Their level 0 holds up to
+// kLevel0FilesBeforeCompaction flushed files, and in LZ4 those took 2.4 MB
+// more of a million pending. Everything else, rewritten soon or small
+// (`due`, `ready`, `state`), uses LZ4, cheaper to write. A RocksDB built
+// without either keeps Snappy; each table file names its own compression,
+// so any build reads any store.
+constexpr int kZstdLevel = 1;
 constexpr uint32_t kZstdDictionaryBytes = 16u << 10;
 constexpr uint64_t kZstdDictionarySampleBytes = 1u << 20;
 
@@ -111,6 +100,23 @@ constexpr uint64_t kMaxTotalWalBytes = 8u << 20;
 // it overlaps and moves older data down a level.
 constexpr uint64_t kLevel1Bytes = 64u << 20;
 constexpr uint64_t kTableFileBytes = 8u << 20;
+// `tx` and `state` take transaction ids in any order, so every flushed file
+// spans the whole key range and a compaction of level 0 rewrites all of
+// level 1. Flushed files are small (a 4 MB memtable compresses to about
+// 200 KB of `tx`), and with RocksDB's default of 4 files per compaction a
+// long W1 rewrote level 1 for every 800 KB flushed: in 60 s of W1 at 64
+// connections compaction wrote 6 to 7 bytes of `tx` per byte flushed and
+// took more CPU than the io thread. Waiting for 16 files cut that to 3 and
+// the server's CPU per cycle by a third (docs/benchmarks.md); 32 saved
+// little more and left a settled store of a million pending 5 MB larger.
+// Point reads pay a bloom filter probe per level-0 file, pinned in the
+// cache, and a restart loads them: writes slow at 24 files and stop at 36,
+// RocksDB's own stop, as before.
+constexpr int kLevel0FilesBeforeCompaction = 16;
+constexpr int kLevel0FilesSlowingWrites = 24;
+constexpr int kLevel0FilesStoppingWrites = 36;
+static_assert(kLevel0FilesBeforeCompaction < kLevel0FilesSlowingWrites);
+static_assert(kLevel0FilesSlowingWrites < kLevel0FilesStoppingWrites);
 // RocksDB reserves 4 MB of disk for the MANIFEST up front; tarde's grows by a
 // few hundred bytes per flush or compaction.
 constexpr size_t kManifestPreallocationBytes = 64u << 10;
@@ -153,10 +159,12 @@ void set_compression(Cf cf, rocksdb::ColumnFamilyOptions& options) {
   if (has(rocksdb::kLZ4Compression)) options.compression = rocksdb::kLZ4Compression;
   const bool holds_the_bulk = cf == Cf::kTx || cf == Cf::kEvents;
   if (holds_the_bulk && has(rocksdb::kZSTD)) {
+    options.compression = rocksdb::kZSTD;
+    options.compression_opts.level = kZstdLevel;
     rocksdb::CompressionOptions& zstd = options.bottommost_compression_opts;
     options.bottommost_compression = rocksdb::kZSTD;
     zstd.enabled = true;
-    zstd.level = kBottommostZstdLevel;
+    zstd.level = kZstdLevel;
     zstd.max_dict_bytes = kZstdDictionaryBytes;
     zstd.max_dict_buffer_bytes = kZstdDictionarySampleBytes;
   }
@@ -206,13 +214,23 @@ rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
     options.memtable_insert_with_hint_prefix_extractor.reset(
         rocksdb::NewCappedPrefixTransform(kTxIdHintPrefixBytes));
   }
-  // events too: history trimming deletes each transaction's oldest event;
-  // and state: every transition moves a key, and a listing walks the range
-  // its deletions leave behind (a queue's SENDING range churns the most).
-  if (cf == Cf::kDue || cf == Cf::kReady || cf == Cf::kEvents || cf == Cf::kState) {
-    options.table_properties_collector_factories.emplace_back(
-        rocksdb::NewCompactOnDeletionCollectorFactory(kDeletionWindowEntries,
-                                                      kDeletionTriggerEntries, kDeletionRatio));
+  // `due` and `ready` are queue-shaped: entries are written at the tail
+  // (later times) and deleted at the head as they fire or are handed out.
+  // `events`: history trimming deletes each transaction's oldest event.
+  // `state`: every transition moves a key, and a listing walks the range its
+  // deletions leave behind (a queue's SENDING range churns the most).
+  if (cf == Cf::kDue || cf == Cf::kReady || cf == Cf::kEvents) {
+    options.table_properties_collector_factories.push_back(
+        compact_on_deletion(DeletionWatch::kEveryFile));
+  }
+  if (cf == Cf::kState) {
+    options.table_properties_collector_factories.push_back(
+        compact_on_deletion(DeletionWatch::kBelowLevel0));
+  }
+  if (cf == Cf::kTx || cf == Cf::kState) {
+    options.level0_file_num_compaction_trigger = kLevel0FilesBeforeCompaction;
+    options.level0_slowdown_writes_trigger = kLevel0FilesSlowingWrites;
+    options.level0_stop_writes_trigger = kLevel0FilesStoppingWrites;
   }
   return options;
 }
