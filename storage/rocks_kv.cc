@@ -159,15 +159,11 @@ void set_compression(Cf cf, rocksdb::ColumnFamilyOptions& options) {
   if (has(rocksdb::kLZ4Compression)) options.compression = rocksdb::kLZ4Compression;
   const bool holds_the_bulk = cf == Cf::kTx || cf == Cf::kEvents;
   if (holds_the_bulk && has(rocksdb::kZSTD)) {
+    // Every level, the bottom included (no bottommost options of its own).
     options.compression = rocksdb::kZSTD;
-    options.bottommost_compression = rocksdb::kZSTD;
-    for (rocksdb::CompressionOptions* zstd :
-         {&options.compression_opts, &options.bottommost_compression_opts}) {
-      zstd->enabled = true;
-      zstd->level = kZstdLevel;
-      zstd->max_dict_bytes = kZstdDictionaryBytes;
-      zstd->max_dict_buffer_bytes = kZstdDictionarySampleBytes;
-    }
+    options.compression_opts.level = kZstdLevel;
+    options.compression_opts.max_dict_bytes = kZstdDictionaryBytes;
+    options.compression_opts.max_dict_buffer_bytes = kZstdDictionarySampleBytes;
   }
 }
 
