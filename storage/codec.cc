@@ -8,6 +8,7 @@
 #include <streambuf>
 
 #include "base/assert.h"
+#include "storage/compact_record.h"
 #include "storage/keys.h"
 #include "storage/record_bytes.h"
 
@@ -366,20 +367,36 @@ Result<T> decode_direct(std::string_view bytes, bool (*read)(std::string_view, T
   return decode_value<T>(bytes, type);
 }
 
+// TxRecord and EventRecord are written in the compact layout; a value of
+// the cereal layout (format byte 1, stores before format 4) is still read,
+// by the direct reader or else by cereal.
+template <typename T>
+Result<T> decode_record(std::string_view bytes, Status (*read_compact)(std::string_view, T*),
+                        bool (*read_direct)(std::string_view, T*), const char* type) {
+  if (bytes.empty() || static_cast<uint8_t>(bytes[0]) != kCompactValueFormat) {
+    return decode_direct(bytes, read_direct, type);
+  }
+  T value;
+  TARDE_RETURN_IF_ERROR(read_compact(bytes, &value));
+  Status valid = validate(value);
+  if (!valid.is_ok()) return Status::corruption(std::string(type) + ": " + valid.message());
+  return value;
+}
+
 }  // namespace
 
 std::string encode_tx(const TxRecord& record) {
-  return encode_direct(record, record_bytes::append_tx);
+  return encode_direct(record, compact_record::append_tx);
 }
 Result<TxRecord> decode_tx(std::string_view bytes) {
-  return decode_direct(bytes, record_bytes::read_tx, "TxRecord");
+  return decode_record(bytes, compact_record::read_tx, record_bytes::read_tx, "TxRecord");
 }
 
 std::string encode_event(const EventRecord& event) {
-  return encode_direct(event, record_bytes::append_event);
+  return encode_direct(event, compact_record::append_event);
 }
 Result<EventRecord> decode_event(std::string_view bytes) {
-  return decode_direct(bytes, record_bytes::read_event, "EventRecord");
+  return decode_record(bytes, compact_record::read_event, record_bytes::read_event, "EventRecord");
 }
 
 std::string encode_due_value(const DueValue& value) {

@@ -82,80 +82,6 @@ void put_header(Out& out, uint32_t version) {
   out.template put<uint32_t>(version);
 }
 
-template <typename Out>
-void put_policy(Out& out, const RetryPolicy& p) {
-  out.template put<uint32_t>(kClassVersion);
-  out.put(p.max_attempts);
-  out.put(p.base_ms);
-  out.put(p.factor);
-  out.put(p.cap_ms);
-  out.put(p.jitter);
-  out.put_byte(p.strict_cap ? 1 : 0);
-  out.put(p.transient_base_ms);
-  out.put(p.transient_factor);
-  out.put(p.transient_cap_ms);
-  out.put(p.max_transient);
-}
-
-// An EventRecord's fields at kEventRecordVersion, without header or version.
-template <typename Out>
-void put_event_fields(Out& out, const EventRecord& e) {
-  out.put(e.at_ms);
-  out.put_byte(static_cast<uint8_t>(e.from));
-  out.put_byte(static_cast<uint8_t>(e.to));
-  out.put(e.attempt);
-  out.put(e.next_attempt);
-  out.put_text(e.cause);
-  out.put_text(e.reason);
-  out.put(e.due_at_ms);
-}
-
-// A held event: its flag byte, then (cereal's version before the first
-// EventRecord of the value) its fields.
-template <typename Out>
-void put_held_event(Out& out, const std::optional<EventRecord>& event, bool* version_written) {
-  out.put_byte(event ? 1 : 0);
-  if (!event) return;
-  if (!*version_written) out.template put<uint32_t>(kEventRecordVersion);
-  *version_written = true;
-  put_event_fields(out, *event);
-}
-
-template <typename Out>
-void put_tx(Out& out, const TxRecord& r) {
-  put_header(out, kTxRecordVersion);
-  out.put_text(r.tx_id);
-  out.put_text(r.queue);
-  out.put_byte(static_cast<uint8_t>(r.state));
-  out.put(r.attempt);
-  out.put(r.next_attempt);
-  put_policy(out, r.policy);
-  out.put(r.next_fire_at_ms);
-  out.put(r.deadline_at_ms);
-  out.put(r.created_at_ms);
-  out.put(r.updated_at_ms);
-  out.put(r.deliveries);
-  out.put(r.transients);
-  out.put_text(r.reason);
-  out.put_text(r.payload);
-  out.put(r.events);
-  out.put_byte(static_cast<uint8_t>(r.due_kind));
-  out.put(r.due_at_ms);
-  out.put(r.ready_at_ms);
-  out.put(r.ready_seq);
-  out.put_byte(r.dead_lettered ? 1 : 0);
-  out.template put<uint64_t>(r.failures.size());
-  // cereal writes a struct's class version before its first occurrence only.
-  if (!r.failures.empty()) out.template put<uint32_t>(kClassVersion);
-  for (const DeliveryFailure& failure : r.failures) {
-    out.put(failure.at_ms);
-    out.put_text(failure.reason);
-  }
-  bool event_version_written = false;
-  put_held_event(out, r.first_event, &event_version_written);
-  put_held_event(out, r.newest_event, &event_version_written);
-}
-
 // Reads from the front of a view; every read fails once the bytes run out,
 // and a failed reader stays failed.
 class Reader {
@@ -270,17 +196,6 @@ void get_policy(Reader& in, RetryPolicy* p) {
 }
 
 }  // namespace
-
-void append_tx(std::string& out, const TxRecord& r) {
-  append_value(out, [&r](auto& fields) { put_tx(fields, r); });
-}
-
-void append_event(std::string& out, const EventRecord& e) {
-  append_value(out, [&e](auto& fields) {
-    put_header(fields, kEventRecordVersion);
-    put_event_fields(fields, e);
-  });
-}
 
 void append_due(std::string& out, const DueValue& v) {
   append_value(out, [&v](auto& fields) {

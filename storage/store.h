@@ -16,9 +16,11 @@ namespace tarde::storage {
 // The on-disk format this build writes and reads (meta "format"). Version 2
 // added the state index (column family `state`); version 3 lets a
 // transaction record hold its first and newest audit events (TxRecord class
-// version 2). An older store is upgraded in place when it is opened for
+// version 2); version 4 writes transaction records and events in the
+// compact layout (storage/compact_record.h), which a build of version 3
+// cannot read. An older store is upgraded in place when it is opened for
 // writing (Store::ensure_format).
-inline constexpr uint32_t kFormatVersion = 3;
+inline constexpr uint32_t kFormatVersion = 4;
 // The oldest format this build upgrades.
 inline constexpr uint32_t kFormatVersionOldest = 1;
 // Transactions filed per write while a store of version 1 is upgraded: one
@@ -99,8 +101,9 @@ class Store {
   // Checks the meta "format" record. A store with no format record and no
   // transactions is new: the current version is written. A store of an older
   // version this build reads (kFormatVersionOldest and up) is upgraded in
-  // place. From version 2 only the format record is written (records of
-  // version 2 are read as they are). From version 1, first every
+  // place. From versions 2 and 3 only the format record is written (their
+  // records are read as they are, and take the compact layout at their next
+  // transition). From version 1, first every
   // transaction is filed in the state index, in writes of
   // kUpgradeBatchTransactions (progress, when given, is called after each
   // with the count so far), and the new version is written last, so that a

@@ -12,6 +12,11 @@ namespace tarde::storage {
 // new byte and the old reader stays.
 inline constexpr uint8_t kValueFormat = 1;
 
+// The leading byte of the compact layout (storage/compact_record.h) in which
+// TxRecord and EventRecord are written since store format 4. Values of
+// kValueFormat are still read.
+inline constexpr uint8_t kCompactValueFormat = 2;
+
 // The class version of every persisted struct, written once per type per
 // value before the type's first fields (cereal's CEREAL_CLASS_VERSION).
 inline constexpr uint32_t kClassVersion = 1;

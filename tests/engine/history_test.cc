@@ -416,7 +416,7 @@ TEST_CASE("a store written with 8-event trimming and version 1 events still read
                   "lease",
                   "LEASE_EXPIRED"};
     // The version 1 bytes: class version 1, and no due_at_ms at the end.
-    std::string v1 = storage::encode_event(e);
+    std::string v1 = storage::encode_event_with_cereal_for_test(e);
     v1[2] = 1;
     v1.resize(v1.size() - 8);
     batch.put(storage::Cf::kEvents, storage::event_key("TX-OLD", seq), v1);
@@ -434,7 +434,7 @@ TEST_CASE("a store written with 8-event trimming and version 1 events still read
   CHECK(history[0].event.at_ms == 1012);
   CHECK(history[0].event.due_at_ms == 0);
   CHECK(history[0].event.reason == "LEASE_EXPIRED");
-  // New events follow, in version 2, and nothing of the old is deleted
+  // New events follow, in the compact layout, and nothing of the old is deleted
   // under the default history_max.
   REQUIRE(f.engine->reserve("pagos", 1).value().has_value());
   REQUIRE(f.engine->sent("TX-OLD", 1).value().outcome == Outcome::kOk);

@@ -348,7 +348,7 @@ TEST_CASE("recovery upgrades a store of format 1 and LIST works on it") {
   rig.check_sweep_clean();
   rig.f.reopen();
   CHECK(rig.f.store->get_meta(storage::kMetaFormatKey).value() ==
-        std::optional<std::string>(storage::encode_format_version(3)));
+        std::optional<std::string>(storage::encode_format_version(4)));
   CHECK(rig.all("pagos", ListState::kScheduled, 1) == Ids{"A", "B"});
   rig.check_sweep_clean();
 }

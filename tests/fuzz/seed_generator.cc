@@ -41,7 +41,17 @@ void write_storage_seeds(const std::string& dir) {
   tx.due_kind = DueKind::kRetry;
   tx.due_at_ms = tx.next_fire_at_ms;
   tx.failures = {{1795984996815, "DISCONNECTED"}, {1795984996816, "lease"}};
-  write(dir, "tx_scheduled", encode_tx(tx));
+  // Transaction and event values in both layouts: compact, as this build
+  // writes them, and cereal's, as stores before format 4 hold them.
+  auto write_tx = [&dir](const std::string& name, const TxRecord& record) {
+    write(dir, name, encode_tx_with_cereal_for_test(record));
+    write(dir, name + "_compact", encode_tx(record));
+  };
+  auto write_event = [&dir](const std::string& name, const EventRecord& event) {
+    write(dir, name, encode_event_with_cereal_for_test(event));
+    write(dir, name + "_compact", encode_event(event));
+  };
+  write_tx("tx_scheduled", tx);
   TxRecord sending;
   sending.tx_id = "order-42";
   sending.queue = "q.1";
@@ -49,19 +59,19 @@ void write_storage_seeds(const std::string& dir) {
   sending.next_attempt = 1;
   sending.ready_at_ms = 5;
   sending.ready_seq = 9;
-  write(dir, "tx_sending", encode_tx(sending));
+  write_tx("tx_sending", sending);
   TxRecord holding = tx;  // format 3: the record holds its first and newest events
   holding.first_event =
       EventRecord{1795984996810, TxState::kNone, TxState::kSending, 0, 1, "ENQUEUE", ""};
   holding.newest_event = EventRecord{1795984996818, TxState::kInFlight, TxState::kScheduled, 1, 2,
                                      "RESPOND",     "CANCELLED"};
-  write(dir, "tx_holding_events", encode_tx(holding));
+  write_tx("tx_holding_events", holding);
 
   EventRecord event{1795984996818, TxState::kSending, TxState::kScheduled, 1, 2, "RESPOND", ""};
-  write(dir, "event", encode_event(event));
+  write_event("event", event);
   EventRecord fire{1795985001821, TxState::kScheduled, TxState::kSending, 1, 2, "timer", "",
                    1795985001818};
-  write(dir, "event_fire", encode_event(fire));
+  write_event("event_fire", fire);
   write(dir, "due_value", encode_due_value(DueValue{DueKind::kResponseTimeout, 3}));
   write(dir, "ready_value", encode_ready_value(ReadyValue{"TX-1", 2}));
   DeadLetter letter{"pagos", "TX-9", 2, 5, 1795984996818, "body", {{1, "timeout"}}};

@@ -98,6 +98,20 @@ TxRecord golden_tx() {
   return tx;
 }
 
+// The event of the EventRecord golden tests: a retry's fire, SCHEDULED ->
+// SENDING at 1003, due at 1000.
+EventRecord golden_fire() {
+  EventRecord fire;
+  fire.at_ms = 1003;
+  fire.from = TxState::kScheduled;
+  fire.to = TxState::kSending;
+  fire.attempt = 1;
+  fire.next_attempt = 2;
+  fire.cause = "timer";
+  fire.due_at_ms = 1000;
+  return fire;
+}
+
 // clang-format off
 const std::string kGoldenTxFields =
       "02000000000000007431"                                // tx_id "t1"
@@ -176,7 +190,7 @@ TEST_CASE("codec: every record type round trips") {
   CHECK(encode_format_version(1) == std::string("\0\0\0\1", 4));
 }
 
-TEST_CASE("codec: golden bytes") {
+TEST_CASE("codec: golden bytes of the cereal layout (format byte 1, stores before format 4)") {
   const TxRecord tx = golden_tx();
   // Generated once from this build and pinned: a change here is a format
   // change (a new version plus a kept reader for the old one, FORMAT.md).
@@ -187,7 +201,7 @@ TEST_CASE("codec: golden bytes") {
       + kGoldenTxFields +
       "00"   // no first event held
       "00";  // no newest event held
-  CHECK(to_hex(encode_tx(tx)) == tx_golden);
+  CHECK(to_hex(encode_tx_with_cereal_for_test(tx)) == tx_golden);
   Result<TxRecord> tx_back = decode_tx(from_hex(tx_golden));
   REQUIRE(tx_back.is_ok());
   CHECK(tx_back.value() == tx);
@@ -208,20 +222,13 @@ TEST_CASE("codec: golden bytes") {
       "0000000000000000"                  // reason ""
       "0000000000000000";                 // due_at_ms 0: not a timer fire
   // clang-format on
-  CHECK(to_hex(encode_event(event)) == event_golden);
+  CHECK(to_hex(encode_event_with_cereal_for_test(event)) == event_golden);
   Result<EventRecord> event_back = decode_event(from_hex(event_golden));
   REQUIRE(event_back.is_ok());
   CHECK(event_back.value() == event);
 
   // A retry's fire: SCHEDULED -> SENDING at 1003, due at 1000.
-  EventRecord fire;
-  fire.at_ms = 1003;
-  fire.from = TxState::kScheduled;
-  fire.to = TxState::kSending;
-  fire.attempt = 1;
-  fire.next_attempt = 2;
-  fire.cause = "timer";
-  fire.due_at_ms = 1000;
+  const EventRecord fire = golden_fire();
   // clang-format off
   const std::string fire_golden =
       "01" "01" "02000000"                // format byte, little-endian, class version 2
@@ -232,7 +239,6 @@ TEST_CASE("codec: golden bytes") {
       "0000000000000000"                  // reason ""
       "e803000000000000";                 // due_at_ms 1000
   // clang-format on
-  CHECK(to_hex(encode_event(fire)) == fire_golden);
   Result<EventRecord> fire_back = decode_event(from_hex(fire_golden));
   REQUIRE(fire_back.is_ok());
   CHECK(fire_back.value() == fire);
@@ -256,8 +262,9 @@ TEST_CASE("codec: TxRecord version 1 bytes (stores before format 3) still read, 
   Result<TxRecord> cereal = decode_tx_with_cereal_for_test(bytes);
   REQUIRE(cereal.is_ok());
   CHECK(cereal.value() == tx);
-  // Re-encoding writes version 2: the same fields and two empty flags.
-  CHECK(to_hex(encode_tx(tx)) == "010102000000" + v1_golden.substr(12) + "0000");
+  // cereal's version 2: the same fields and two empty flags.
+  CHECK(to_hex(encode_tx_with_cereal_for_test(tx)) ==
+        "010102000000" + v1_golden.substr(12) + "0000");
   // Version 1 with a version 2 tail is bytes left over; version 2 without
   // its tail is truncated; 0 and 3 are unknown: corrupt for both readers.
   std::string v1_long = bytes + std::string(2, '\0');
@@ -291,7 +298,7 @@ TEST_CASE("codec: golden bytes of a TxRecord holding its first and newest events
   newest.due_at_ms = 3;
   tx.first_event = first;
   tx.newest_event = newest;
-  const std::string bytes = encode_tx(tx);
+  const std::string bytes = encode_tx_with_cereal_for_test(tx);
   // The record ends with each held event's flag and, before the first
   // EventRecord of the value only, EventRecord's class version (2).
   // clang-format off
@@ -310,16 +317,14 @@ TEST_CASE("codec: golden bytes of a TxRecord holding its first and newest events
   // clang-format on
   REQUIRE(to_hex(bytes).size() > tail.size());
   CHECK(to_hex(bytes).substr(to_hex(bytes).size() - tail.size()) == tail);
-  CHECK(to_hex(bytes) == to_hex(encode_tx_with_cereal_for_test(tx)));
   Result<TxRecord> back = decode_tx(bytes);
   REQUIRE(back.is_ok());
   CHECK(back.value() == tx);
   // Only the newest held: the version goes before it (its 43 bytes of
   // fields are the last 86 hex digits).
   tx.first_event.reset();
-  const std::string newest_only = to_hex(encode_tx(tx));
+  const std::string newest_only = to_hex(encode_tx_with_cereal_for_test(tx));
   CHECK(newest_only.substr(newest_only.size() - 98, 12) == "000102000000");
-  CHECK(newest_only == to_hex(encode_tx_with_cereal_for_test(tx)));
 }
 
 TEST_CASE("codec: a held event the record's events count cannot have is corruption") {
@@ -357,7 +362,7 @@ TEST_CASE("codec: a held event the record's events count cannot have is corrupti
   }
   // A held event with a state out of range is corrupt too.
   TxRecord bad = tx;
-  std::string bytes = encode_tx(bad);
+  std::string bytes = encode_tx_with_cereal_for_test(bad);
   // From the end: the newest flag (1), due_at_ms (8), reason and cause (8
   // each, empty), next_attempt and attempt (4 each), then `to`.
   bytes[bytes.size() - 1 - 8 - 8 - 8 - 4 - 4 - 1] = 7;
@@ -391,8 +396,8 @@ TEST_CASE("codec: EventRecord version 1 bytes (stores written before due_at_ms) 
   Result<EventRecord> cereal = decode_event_with_cereal_for_test(from_hex(v1_golden));
   REQUIRE(cereal.is_ok());
   CHECK(cereal.value() == expected);
-  // Re-encoding writes version 2: the same fields plus due_at_ms 0.
-  CHECK(to_hex(encode_event(direct.value())) ==
+  // cereal's version 2: the same fields plus due_at_ms 0.
+  CHECK(to_hex(encode_event_with_cereal_for_test(direct.value())) ==
         "010102000000" + v1_golden.substr(12) + "0000000000000000");
 
   // A version 1 value with a version 2 tail is bytes left over; a version 2
@@ -416,15 +421,20 @@ TEST_CASE("codec: an EventRecord with a negative due time is corrupt") {
   EventRecord fire;
   fire.cause = "timer";
   fire.due_at_ms = 5;
-  std::string bytes = encode_event(fire);
-  bytes[bytes.size() - 1] = static_cast<char>(0x80);  // the due time's top byte: negative
-  Result<EventRecord> decoded = decode_event(bytes);
-  REQUIRE_FALSE(decoded.is_ok());
-  CHECK(decoded.status().code() == Status::Code::kCorruption);
-  CHECK(decoded.status().message().find("negative due time") != std::string::npos);
+  std::string cereal = encode_event_with_cereal_for_test(fire);
+  cereal[cereal.size() - 1] = static_cast<char>(0x80);  // the due time's top byte: negative
+  std::string compact = encode_event(fire);
+  REQUIRE(compact.back() == 10);  // the due time, zigzag: 5 is 10
+  compact.back() = 1;             // and 1 is -1
+  for (const std::string& bytes : {cereal, compact}) {
+    Result<EventRecord> decoded = decode_event(bytes);
+    REQUIRE_FALSE(decoded.is_ok());
+    CHECK(decoded.status().code() == Status::Code::kCorruption);
+    CHECK(decoded.status().message().find("negative due time") != std::string::npos);
+  }
 }
 
-TEST_CASE("codec: the direct coder writes and reads exactly cereal's bytes") {
+TEST_CASE("codec: the direct coder reads cereal's bytes, and compact values read back") {
   std::mt19937_64 random(7);
   auto text = [&](size_t max) {
     std::string out(random() % (max + 1), 'a');
@@ -459,9 +469,14 @@ TEST_CASE("codec: the direct coder writes and reads exactly cereal's bytes") {
     tx.newest_event.reset();
     if (random() % 2 == 0) tx.first_event = random_event();
     if (random() % 2 == 0) tx.newest_event = random_event();
-    const std::string bytes = encode_tx(tx);
-    REQUIRE(to_hex(bytes) == to_hex(encode_tx_with_cereal_for_test(tx)));
-    Result<TxRecord> back = decode_tx(bytes);
+    const std::string cereal = encode_tx_with_cereal_for_test(tx);
+    Result<TxRecord> direct = decode_tx(cereal);
+    REQUIRE(direct.is_ok());
+    CHECK(direct.value() == tx);
+    const std::string compact = encode_tx(tx);
+    CHECK(compact[0] == kCompactValueFormat);
+    CHECK(compact.size() < cereal.size());
+    Result<TxRecord> back = decode_tx(compact);
     REQUIRE(back.is_ok());
     CHECK(back.value() == tx);
 
@@ -471,13 +486,12 @@ TEST_CASE("codec: the direct coder writes and reads exactly cereal's bytes") {
     event.cause = text(12);
     event.reason = text(12);
     event.due_at_ms = random() % 2 == 0 ? 0 : static_cast<int64_t>(random() >> 1);
-    REQUIRE(to_hex(encode_event(event)) == to_hex(encode_event_with_cereal_for_test(event)));
     Result<EventRecord> event_back = decode_event(encode_event(event));
     REQUIRE(event_back.is_ok());
     CHECK(event_back.value() == event);
-    Result<EventRecord> event_cereal = decode_event_with_cereal_for_test(encode_event(event));
-    REQUIRE(event_cereal.is_ok());
-    CHECK(event_cereal.value() == event);
+    Result<EventRecord> event_direct = decode_event(encode_event_with_cereal_for_test(event));
+    REQUIRE(event_direct.is_ok());
+    CHECK(event_direct.value() == event);
 
     const DueValue due{static_cast<DueKind>(1 + random() % 3), static_cast<uint32_t>(random())};
     REQUIRE(to_hex(encode_due_value(due)) == to_hex(encode_due_with_cereal_for_test(due)));
@@ -500,7 +514,7 @@ TEST_CASE("codec: a big-endian TxRecord, which only cereal reads, still decodes"
   tx.tx_id = "t";
   tx.queue = "q";
   tx.policy.max_attempts = 0x01020304;
-  std::string bytes = encode_tx(tx);
+  std::string bytes = encode_tx_with_cereal_for_test(tx);
   // With the flag flipped the direct reader must refuse, and the answer
   // (cereal reading every integer byte-swapped) must be cereal's, whatever
   // it is.
@@ -519,17 +533,21 @@ TEST_CASE("codec: truncated input is corruption at every length") {
   TxRecord holding = sample_tx();
   holding.first_event = sample_event();
   holding.newest_event = sample_event();
-  const std::string tx_bytes = encode_tx(holding);
-  for (size_t length = 0; length < tx_bytes.size(); ++length) {
-    CAPTURE(length);
-    Result<TxRecord> decoded = decode_tx(std::string_view(tx_bytes).substr(0, length));
-    REQUIRE_FALSE(decoded.is_ok());
-    CHECK(decoded.status().code() == Status::Code::kCorruption);
+  for (const std::string& tx_bytes :
+       {encode_tx(holding), encode_tx_with_cereal_for_test(holding)}) {
+    for (size_t length = 0; length < tx_bytes.size(); ++length) {
+      CAPTURE(length);
+      Result<TxRecord> decoded = decode_tx(std::string_view(tx_bytes).substr(0, length));
+      REQUIRE_FALSE(decoded.is_ok());
+      CHECK(decoded.status().code() == Status::Code::kCorruption);
+    }
   }
-  const std::string event_bytes = encode_event(sample_event());
-  for (size_t length = 0; length < event_bytes.size(); ++length) {
-    CHECK(decode_event(std::string_view(event_bytes).substr(0, length)).status().code() ==
-          Status::Code::kCorruption);
+  for (const std::string& event_bytes :
+       {encode_event(sample_event()), encode_event_with_cereal_for_test(sample_event())}) {
+    for (size_t length = 0; length < event_bytes.size(); ++length) {
+      CHECK(decode_event(std::string_view(event_bytes).substr(0, length)).status().code() ==
+            Status::Code::kCorruption);
+    }
   }
   const std::string due_bytes = encode_due_value(DueValue{DueKind::kRetry, 4});
   for (size_t length = 0; length < due_bytes.size(); ++length) {
@@ -556,13 +574,15 @@ TEST_CASE("codec: index values with a bad kind, a bad tx_id or trailing bytes ar
 }
 
 TEST_CASE("codec: wrong format byte, trailing bytes and bad class version are corruption") {
-  std::string bytes = encode_event(sample_event());
+  std::string bytes = encode_event_with_cereal_for_test(sample_event());
   std::string wrong_format = bytes;
-  wrong_format[0] = 2;
+  wrong_format[0] = 3;  // neither the cereal layout (1) nor the compact one (2)
   Result<EventRecord> decoded = decode_event(wrong_format);
   REQUIRE_FALSE(decoded.is_ok());
   CHECK(decoded.status().code() == Status::Code::kCorruption);
-  CHECK(decoded.status().message().find("format byte 2") != std::string::npos);
+  CHECK(decoded.status().message().find("format byte 3") != std::string::npos);
+  CHECK(decode_event(encode_event(sample_event()) + "x").status().code() ==
+        Status::Code::kCorruption);
 
   CHECK(decode_event(bytes + "x").status().code() == Status::Code::kCorruption);
 
@@ -577,7 +597,7 @@ TEST_CASE("codec: wrong format byte, trailing bytes and bad class version are co
 }
 
 TEST_CASE("codec: out-of-range enums and bools are corruption") {
-  std::string event = encode_event(sample_event());
+  std::string event = encode_event_with_cereal_for_test(sample_event());
   // Layout: format, endianness, version (4), at_ms (8), from, to, ...
   event[1 + 1 + 4 + 8] = 6;  // from = 6 is not a TxState
   Result<EventRecord> bad_from = decode_event(event);
@@ -647,7 +667,7 @@ TEST_CASE("codec: a huge length prefix fails without a huge allocation") {
   TxRecord record;
   record.tx_id = "t";
   record.queue = "q";
-  std::string tx = encode_tx(record);
+  std::string tx = encode_tx_with_cereal_for_test(record);
   tx.resize(tx.size() - 10);  // the count and the two held-event flags
   tx += std::string("\0\0\0\0\0\x01\0\0", 8) + std::string(2, '\0');
   CHECK(decode_tx(tx).status().code() == Status::Code::kCorruption);
@@ -655,15 +675,17 @@ TEST_CASE("codec: a huge length prefix fails without a huge allocation") {
 
 TEST_CASE("codec: random bytes never crash and never decode into an invalid record") {
   std::mt19937_64 random(12345);
-  const std::string valid = encode_tx(sample_tx());
+  const std::string valid[2] = {encode_tx(sample_tx()),
+                                encode_tx_with_cereal_for_test(sample_tx())};
   for (int round = 0; round < 3000; ++round) {
     std::string bytes;
     if (round % 2 == 0) {
       bytes.resize(random() % 64);
       for (char& c : bytes) c = static_cast<char>(random());
-      if (!bytes.empty() && round % 4 == 0) bytes[0] = 1;  // get past the format byte
+      // Get past the format byte: the cereal layout, or the compact one.
+      if (!bytes.empty() && round % 4 == 0) bytes[0] = static_cast<char>(1 + round % 8 / 4);
     } else {
-      bytes = valid;  // flip a few bytes of a valid record
+      bytes = valid[round % 4 / 2];  // flip a few bytes of a valid record
       for (int flips = 0; flips < 3; ++flips) {
         bytes[random() % bytes.size()] = static_cast<char>(random());
       }
@@ -679,6 +701,106 @@ TEST_CASE("codec: random bytes never crash and never decode into an invalid reco
     Result<DeadLetter> letter = decode_dead_letter(bytes);
     if (!letter.is_ok()) CHECK(letter.status().code() == Status::Code::kCorruption);
   }
+}
+
+TEST_CASE("codec: golden bytes of the compact layout (format byte 2)") {
+  // Generated once from this build and pinned: a change here is a format
+  // change (a new format byte plus a kept reader for this one, FORMAT.md).
+  // clang-format off
+  const std::string tx_golden =
+      "02"                                  // format byte: compact
+      "027431" "0171"                       // tx_id "t1", queue "q"
+      "03" "01" "02"                        // SCHEDULED, attempt 1, next_attempt 2
+      "04" "80f4ee06" "0000000000000040"    // max_attempts 4, base 2 h (zigzag), factor 2.0
+      "80f0b252" "9a9999999999b93f" "00"    // cap 24 h, jitter 0.1, strict_cap false
+      "d00f" "9a9999999999f93f"             // transient base 1000 ms, factor 1.6
+      "80d30e" "0a"                         // transient cap 120 s, max_transient 10
+      "d00f" "00" "00" "00"                 // next_fire_at 1000, deadline, created, updated
+      "00" "00" "00" "0170"                 // deliveries, transients, reason "", payload "p"
+      "00" "01" "d00f"                      // events 0, due RETRY at 1000
+      "00" "00" "00"                        // ready_at, ready_seq, dead_lettered
+      "01" "0a" "0172"                      // 1 failure: at 5, reason "r"
+      "00";                                 // no event held
+  const std::string fire_golden =
+      "02"                                  // format byte: compact
+      "d60f" "03" "01"                      // at 1003, SCHEDULED -> SENDING
+      "01" "02"                             // attempt, next_attempt
+      "0574696d6572" "00"                   // cause "timer", reason ""
+      "d00f";                               // due at 1000
+  // clang-format on
+  const TxRecord tx = golden_tx();
+  CHECK(to_hex(encode_tx(tx)) == tx_golden);
+  Result<TxRecord> tx_back = decode_tx(from_hex(tx_golden));
+  REQUIRE(tx_back.is_ok());
+  CHECK(tx_back.value() == tx);
+  const EventRecord fire = golden_fire();
+  CHECK(to_hex(encode_event(fire)) == fire_golden);
+  Result<EventRecord> fire_back = decode_event(from_hex(fire_golden));
+  REQUIRE(fire_back.is_ok());
+  CHECK(fire_back.value() == fire);
+
+  // Held events: a byte of flags (1 first, 2 newest), then each present one.
+  TxRecord holding = tx;
+  holding.events = 2;
+  holding.newest_event = fire;
+  std::string expected = tx_golden;
+  const size_t events_at = expected.find(
+                               "0170"
+                               "00"
+                               "01"
+                               "d00f") +
+                           4;
+  expected.replace(events_at, 2, "02");
+  expected.replace(expected.size() - 2, 2, "02" + fire_golden.substr(2));
+  CHECK(to_hex(encode_tx(holding)) == expected);
+  Result<TxRecord> holding_back = decode_tx(from_hex(expected));
+  REQUIRE(holding_back.is_ok());
+  CHECK(holding_back.value() == holding);
+}
+
+TEST_CASE("codec: the compact reader refuses what its writer never writes") {
+  const std::string golden = encode_tx(golden_tx());
+  auto corrupt = [](const Result<TxRecord>& read, std::string_view what) {
+    REQUIRE_FALSE(read.is_ok());
+    CHECK(read.status().code() == Status::Code::kCorruption);
+    CHECK(read.status().message().find(what) != std::string::npos);
+  };
+  corrupt(decode_tx(golden + "x"), "bytes left over");
+  // tx_id "t1" written with a length of two bytes (0x82 0x00) instead of one.
+  corrupt(decode_tx(from_hex("0282007431") + golden.substr(4)), "longer than it needs");
+  // attempt (offset 7) as 2^32: five bytes where a uint32 ends.
+  std::string wide = golden;
+  wide.replace(7, 1, from_hex("8080808010"));
+  corrupt(decode_tx(wide), "32-bit");
+  // A varint of eleven bytes.
+  wide = golden;
+  wide.replace(7, 1, from_hex("ffffffffffffffffffff01"));
+  corrupt(decode_tx(wide), "64 bits");
+  // strict_cap (offset 34) as 2; unknown held-event bits.
+  std::string flag = golden;
+  REQUIRE(flag[34] == 0);
+  flag[34] = 2;
+  corrupt(decode_tx(flag), "flag byte");
+  std::string held = golden;
+  held.back() = 4;
+  corrupt(decode_tx(held), "held events");
+  // A state out of range is the validator's finding, as corruption too.
+  std::string state = golden;
+  REQUIRE(state[6] == 3);
+  state[6] = 9;
+  corrupt(decode_tx(state), "state out of range");
+  // Lengths and counts beyond the bytes fail before allocating: a tx_id of
+  // 2^40 bytes, and 2^40 failures after a valid record's scalars.
+  corrupt(decode_tx(from_hex("028080808080807f")), "past the end");
+  TxRecord none = golden_tx();
+  none.failures.clear();
+  std::string many = encode_tx(none);
+  REQUIRE(many.substr(many.size() - 2) == std::string(2, '\0'));
+  many.replace(many.size() - 2, 1, from_hex("808080808020"));
+  corrupt(decode_tx(many), "count");
+  // An event of another format byte, or a TxRecord's bytes read as an event.
+  CHECK(decode_event(from_hex("03")).status().code() == Status::Code::kCorruption);
+  CHECK(decode_event(golden).status().code() == Status::Code::kCorruption);
 }
 
 TEST_CASE("codec: format version value") {

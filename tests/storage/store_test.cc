@@ -368,7 +368,7 @@ TEST_CASE_TEMPLATE("store: ensure_format", Backend, STORE_BACKENDS) {
     REQUIRE(store.ensure_format().is_ok());
     Result<std::optional<std::string>> format = store.get_meta("format");
     REQUIRE(format.is_ok());
-    CHECK(format.value() == std::optional<std::string>(std::string("\0\0\0\3", 4)));
+    CHECK(format.value() == std::optional<std::string>(std::string("\0\0\0\4", 4)));
     CHECK(store.has_state_index().value());
     CHECK(store.ensure_format().is_ok());
   }
@@ -493,7 +493,7 @@ TEST_CASE_TEMPLATE("store: ensure_format upgrades a version 1 store by filing ev
   CHECK(upgrade.from_version == 1);
   CHECK(upgrade.indexed == count);
   CHECK(progress == std::vector<uint64_t>{kUpgradeBatchTransactions, count});
-  CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(3)));
+  CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(4)));
   CHECK(store.has_state_index().value());
   const std::vector<std::string> keys = state_keys(store);
   CHECK(keys.size() == count);
@@ -510,42 +510,56 @@ TEST_CASE_TEMPLATE("store: ensure_format upgrades a version 1 store by filing ev
   CHECK(upgrade.indexed == 0);
 }
 
-TEST_CASE_TEMPLATE("store: a version 2 store is upgraded to 3 by its format record alone", Backend,
-                   STORE_BACKENDS) {
-  Backend backend;
-  Store store(backend.kv());
-  Batch batch;
-  batch.put_meta("format", encode_format_version(2));
-  TxRecord rec = make_tx("a");
-  batch.put_tx(rec);
-  batch.put_state(rec.queue, indexed_state(rec), rec.tx_id);
-  batch.put_event("a", 0, EventRecord{});
-  REQUIRE(store.write(batch).is_ok());
-  Result<Store::FormatCheck> check = store.check_format();
-  REQUIRE(check.is_ok());
-  CHECK(check->format == Store::Format::kOlder);
-  size_t progress_calls = 0;
-  FormatUpgrade upgrade;
-  REQUIRE(store.ensure_format(&upgrade, [&](uint64_t) { progress_calls += 1; }).is_ok());
-  CHECK(upgrade.from_version == 2);
-  CHECK(upgrade.indexed == 0);
-  CHECK(progress_calls == 0);
-  CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(3)));
-  // The record and its event stay as they were written.
-  CHECK(state_keys(store) == std::vector<std::string>{"q/3/a"});
-  Result<std::optional<TxRecord>> read = store.get_tx("a");
-  REQUIRE(read.is_ok());
-  CHECK(read.value() == std::optional<TxRecord>(rec));
-  size_t events = 0;
-  REQUIRE(store
-              .scan_history(rec,
-                            [&](uint64_t seq, const EventRecord&) {
-                              CHECK(seq == 0);
-                              events += 1;
-                              return true;
-                            })
-              .is_ok());
-  CHECK(events == 1);
+TEST_CASE_TEMPLATE("store: a version 2 or 3 store is upgraded to 4 by its format record alone",
+                   Backend, STORE_BACKENDS) {
+  for (const uint32_t version : {2u, 3u}) {
+    CAPTURE(version);
+    Backend backend;
+    Store store(backend.kv());
+    Batch batch;
+    batch.put_meta("format", encode_format_version(version));
+    TxRecord rec = make_tx("a");
+    batch.put_state(rec.queue, indexed_state(rec), rec.tx_id);
+    batch.put_event("a", 0, EventRecord{});
+    REQUIRE(store.write(batch).is_ok());
+    // The record and the event as those versions wrote them: cereal's layout.
+    KvBatch old;
+    old.put(Cf::kTx, tx_key("a"), encode_tx_with_cereal_for_test(rec));
+    old.put(Cf::kEvents, event_key("a", 0), encode_event_with_cereal_for_test(EventRecord{}));
+    REQUIRE(backend.kv().write(old).is_ok());
+    Result<Store::FormatCheck> check = store.check_format();
+    REQUIRE(check.is_ok());
+    CHECK(check->format == Store::Format::kOlder);
+    size_t progress_calls = 0;
+    FormatUpgrade upgrade;
+    REQUIRE(store.ensure_format(&upgrade, [&](uint64_t) { progress_calls += 1; }).is_ok());
+    CHECK(upgrade.from_version == version);
+    CHECK(upgrade.indexed == 0);
+    CHECK(progress_calls == 0);
+    CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(4)));
+    // The record and its event stay as they were written, and read.
+    CHECK(backend.kv().get(Cf::kTx, tx_key("a")).value() ==
+          std::optional<std::string>(encode_tx_with_cereal_for_test(rec)));
+    CHECK(state_keys(store) == std::vector<std::string>{"q/3/a"});
+    Result<std::optional<TxRecord>> read = store.get_tx("a");
+    REQUIRE(read.is_ok());
+    CHECK(read.value() == std::optional<TxRecord>(rec));
+    size_t events = 0;
+    REQUIRE(store
+                .scan_history(rec,
+                              [&](uint64_t seq, const EventRecord&) {
+                                CHECK(seq == 0);
+                                events += 1;
+                                return true;
+                              })
+                .is_ok());
+    CHECK(events == 1);
+    // Its next write takes the compact layout.
+    Batch next;
+    next.put_tx(rec);
+    REQUIRE(store.write(next).is_ok());
+    CHECK(backend.kv().get(Cf::kTx, tx_key("a")).value().value()[0] == kCompactValueFormat);
+  }
 }
 
 TEST_CASE_TEMPLATE("store: scan_history gives the held first event, `events`, then the held newest",

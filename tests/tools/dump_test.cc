@@ -62,7 +62,7 @@ TEST_CASE("tarde-dump summary, tx, list, due, ready, dead, state and check read 
 
   ToolRun summary = run(d + " summary");
   CHECK(summary.status == 0);
-  CHECK(summary.out.find("format version 3") != std::string::npos);
+  CHECK(summary.out.find("format version 4") != std::string::npos);
   CHECK(summary.out.find("state index: 4 keys") != std::string::npos);
   CHECK(summary.out.find("retry index: 2 entries") != std::string::npos);  // retry + retention
 
