@@ -24,10 +24,13 @@ namespace tarde::storage {
 // StagedKv; one thread, like its owner.
 class RecentValues {
  public:
-  // About 20,000 records of 400 bytes: far more than the transactions a busy
-  // server touches twice within a few commits, and a small, fixed share of
-  // RAM whatever the backlog.
-  static constexpr size_t kBytesMax = 8 << 20;
+  // About 2,500 records of 300 bytes: still far more than the transactions
+  // a busy server touches twice within a few commits (64 connections keep
+  // about 128 between ENQUEUE and RESPOND; retries at 1000/s reread records
+  // written a second before), and small enough for its lookups to stay in
+  // the CPU's caches. At 8 MB they cost 2-3 % more server CPU per W1 cycle
+  // (docs/benchmarks.md).
+  static constexpr size_t kBytesMax = 1 << 20;
   // What one entry costs besides its key and value bytes (nodes, the queue).
   static constexpr size_t kEntryOverheadBytes = 96;
 
