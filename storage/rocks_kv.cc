@@ -107,14 +107,16 @@ constexpr uint64_t kTableFileBytes = 8u << 20;
 // long W1 rewrote level 1 for every 800 KB flushed: in 60 s of W1 at 64
 // connections compaction wrote 6 to 7 bytes of `tx` per byte flushed and
 // took more CPU than the io thread. Waiting for 16 files cut that to 3 and
-// the server's CPU per cycle by a third (docs/benchmarks.md); 32 saved
-// little more and left a settled store of a million pending 5 MB larger.
-// Point reads pay a bloom filter probe per level-0 file, pinned in the
-// cache, and a restart loads them: writes slow at 24 files and stop at 36,
-// RocksDB's own stop, as before.
-constexpr int kLevel0FilesBeforeCompaction = 16;
-constexpr int kLevel0FilesSlowingWrites = 24;
-constexpr int kLevel0FilesStoppingWrites = 36;
+// the server's CPU per cycle by a third; 32 cut it to 2 and the CPU by
+// another 7 %, once compact records (format 4) had made room on disk for
+// it: a settled store of a million pending grew by 0.4 MB, to 28.9 MB
+// (docs/benchmarks.md). Point reads pay a bloom filter probe per level-0
+// file, pinned in the cache, and a restart loads them: a store killed with
+// about 140 table files restarted as fast as one with the usual few dozen.
+// Writes slow 8 files later and stop 20 later, as RocksDB's defaults do.
+constexpr int kLevel0FilesBeforeCompaction = 32;
+constexpr int kLevel0FilesSlowingWrites = 40;
+constexpr int kLevel0FilesStoppingWrites = 52;
 static_assert(kLevel0FilesBeforeCompaction < kLevel0FilesSlowingWrites);
 static_assert(kLevel0FilesSlowingWrites < kLevel0FilesStoppingWrites);
 // RocksDB reserves 4 MB of disk for the MANIFEST up front; tarde's grows by a
