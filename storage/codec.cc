@@ -346,9 +346,11 @@ Status validate(const DeadLetter& letter) {
 
 Status validate(const QueueConfig& /*config*/) { return Status::ok(); }
 
-// The values of every transition go through the direct coder of
-// storage/record_bytes.h; cereal remains the reference (tests compare the
-// two) and decodes whatever the direct reader does not take.
+// The values of every transition are written by hand: TxRecord and
+// EventRecord in the compact layout (storage/compact_record.h), DueValue and
+// ReadyValue in the cereal layout by storage/record_bytes.h. For the cereal
+// layout cereal remains the reference (tests compare the two) and decodes
+// whatever the direct reader does not take.
 namespace {
 
 template <typename T>

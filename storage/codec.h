@@ -9,8 +9,10 @@
 #include "storage/value_format.h"
 
 // Value encodings of every column family (specified in storage/FORMAT.md).
-// A value is one format byte (kValueFormat) followed by a cereal portable
-// binary archive of the record. Encoders assert that the record is valid (an
+// A value is one format byte followed by the record: kValueFormat and a
+// cereal portable binary archive, or, for TxRecord and EventRecord since
+// store format 4, kCompactValueFormat and the compact layout (the decoders
+// of those two read both). Encoders assert that the record is valid (an
 // out-of-range enum is a programming error); decoders never throw: malformed,
 // truncated or trailing bytes, an unknown format byte or class version, and
 // out-of-range enums all come back as corruption naming what failed. All
