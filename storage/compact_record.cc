@@ -66,8 +66,9 @@ size_t bound_event(const EventRecord& e) {
 }
 
 size_t bound_tx(const TxRecord& r) {
-  // Fields counted by kind: 25 integers, 3 doubles, 6 single bytes.
-  size_t size = 1 + 25 * kVarintBytesMax + 3 * sizeof(double) + 6;
+  // put_tx's fields other than texts and events, by kind: 19 integers,
+  // 3 doubles, 6 single bytes.
+  size_t size = 19 * kVarintBytesMax + 3 * sizeof(double) + 6;
   size += bound_text(r.tx_id) + bound_text(r.queue) + bound_text(r.reason) + bound_text(r.payload);
   for (const DeliveryFailure& failure : r.failures) {
     size += kVarintBytesMax + bound_text(failure.reason);
@@ -161,7 +162,7 @@ class Reader {
     for (size_t i = 0; i < kVarintBytesMax; ++i) {
       uint8_t part = 0;
       byte(&part);
-      if (!error_.empty()) return;
+      if (!ok()) return;
       if (i == kVarintBytesMax - 1 && part > 1) return fail("a varint exceeds 64 bits");
       result |= static_cast<uint64_t>(part & 0x7f) << (7 * i);
       if ((part & 0x80) == 0) {
@@ -199,25 +200,25 @@ class Reader {
   // count fails here, not in a huge allocation.
   void count(uint64_t* value, size_t item_bytes_min) {
     unsigned_int(value);
-    if (error_.empty() && *value > rest_.size() / item_bytes_min) {
+    if (ok() && *value > rest_.size() / item_bytes_min) {
       fail("a count runs past the end");
     }
   }
   void fail(const char* what) {
-    if (error_.empty()) error_ = what;
+    if (ok()) error_ = what;
   }
   // Corruption naming the value and the first problem; ok when there was
   // none and nothing is left over.
   Status finish(const char* type) {
-    if (error_.empty() && !rest_.empty()) fail("bytes left over");
-    if (error_.empty()) return Status::ok();
+    if (ok() && !rest_.empty()) fail("bytes left over");
+    if (ok()) return Status::ok();
     return Status::corruption(std::string(type) + " (compact): " + error_);
   }
-  bool ok() const { return error_.empty(); }
+  bool ok() const { return error_ == nullptr; }
 
  private:
   bool need(uint64_t size, const char* what) {
-    if (!error_.empty()) return false;
+    if (!ok()) return false;
     if (rest_.size() < size) {
       fail(what);
       return false;
@@ -226,7 +227,7 @@ class Reader {
   }
 
   std::string_view rest_;
-  std::string error_;
+  const char* error_ = nullptr;  // the first problem, a literal
 };
 
 void get_format(Reader& in) {

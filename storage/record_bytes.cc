@@ -74,12 +74,13 @@ void append_value(std::string& out, const PutFields& put_fields) {
   TARDE_ASSERT(writer.at() == out.data() + out.size());
 }
 
-// The format byte, the little-endian flag and the value's class version.
+// The format byte, the little-endian flag and class version kClassVersion
+// (DueValue and ReadyValue have no other).
 template <typename Out>
-void put_header(Out& out, uint32_t version) {
+void put_header(Out& out) {
   out.put_byte(kValueFormat);
   out.put_byte(kLittleEndianFlag);
-  out.template put<uint32_t>(version);
+  out.template put<uint32_t>(kClassVersion);
 }
 
 // Reads from the front of a view; every read fails once the bytes run out,
@@ -199,7 +200,7 @@ void get_policy(Reader& in, RetryPolicy* p) {
 
 void append_due(std::string& out, const DueValue& v) {
   append_value(out, [&v](auto& fields) {
-    put_header(fields, kClassVersion);
+    put_header(fields);
     fields.put_byte(static_cast<uint8_t>(v.kind));
     fields.put(v.attempt);
   });
@@ -207,7 +208,7 @@ void append_due(std::string& out, const DueValue& v) {
 
 void append_ready(std::string& out, const ReadyValue& v) {
   append_value(out, [&v](auto& fields) {
-    put_header(fields, kClassVersion);
+    put_header(fields);
     fields.put_text(v.tx_id);
     fields.put(v.attempt);
   });

@@ -66,9 +66,9 @@ constexpr size_t kTxIdHintPrefixBytes = 0;
 // kLevel0FilesBeforeCompaction flushed files: in LZ4 those took 2.4 MB more
 // of a million pending, and without the dictionary a flushed `tx` file took
 // 33 bytes a record where compaction's took 23. Everything else, rewritten
-// soon or small (`due`, `ready`, `state`), uses LZ4, cheaper to write. A RocksDB built
-// without either keeps Snappy; each table file names its own compression,
-// so any build reads any store.
+// soon or small (`due`, `ready`, `state`), uses LZ4, cheaper to write. A
+// RocksDB built without either keeps Snappy; each table file names its own
+// compression, so any build reads any store.
 constexpr int kZstdLevel = 1;
 constexpr uint32_t kZstdDictionaryBytes = 16u << 10;
 constexpr uint64_t kZstdDictionarySampleBytes = 1u << 20;

@@ -259,8 +259,9 @@ Status Store::file_every_transaction(uint64_t* indexed,
 
 // Versions 2 and 3 to 4 rewrite nothing: a record of version 2 keeps its
 // events in `events`, and a record of either is read in the cereal layout
-// until its next transition writes it compact. The format record comes last, in its own
-// write, so that a crash part-way leaves the old version to upgrade again.
+// until its next transition writes it compact. The format record comes
+// last, in its own write, so that a crash part-way leaves the old version
+// to upgrade again.
 Status Store::upgrade_from(uint32_t version, FormatUpgrade* upgrade,
                            const std::function<void(uint64_t indexed)>& progress) {
   TARDE_ASSERT(version >= kFormatVersionOldest);
