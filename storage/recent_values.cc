@@ -7,7 +7,7 @@ const std::string* RecentValues::find(std::string_view key) const {
   return it == values_.end() ? nullptr : &it->second.value;
 }
 
-void RecentValues::remember(const std::string& key, const std::string& value) {
+void RecentValues::remember(const std::string& key, std::string value) {
   auto [it, inserted] = values_.try_emplace(key);
   if (inserted) {
     it->second.stamp = next_stamp_++;
@@ -15,8 +15,8 @@ void RecentValues::remember(const std::string& key, const std::string& value) {
   } else {
     bytes_ -= cost(key, it->second.value);
   }
-  it->second.value = value;
   bytes_ += cost(key, value);
+  it->second.value = std::move(value);
   evict_to_fit();
 }
 

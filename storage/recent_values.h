@@ -11,14 +11,16 @@
 
 namespace tarde::storage {
 
-// RecentValues remembers the values of recently committed keys of one column
-// family, so that the engine's next read of a record it just wrote (RESERVE
-// and RESPOND read the record ENQUEUE wrote a moment ago) is a hash lookup
-// instead of a RocksDB Get through the memtable's skip list.
+// RecentValues remembers the values of recently committed or read keys of
+// one column family, so that the engine's next read of a record it just
+// wrote or read (RESERVE and RESPOND read the record ENQUEUE wrote a moment
+// ago; RESPOND reads the one RESERVE read from a table file) is a hash
+// lookup instead of a RocksDB Get.
 //
 // It is a cache of what the base store holds: StagedKv fills it only with
-// values whose group the base has committed, so a hit equals what the base
-// would return. Memory is bounded by kBytesMax; the oldest insertions are
+// values whose group the base has committed, or that it read from the base
+// for a key no uncommitted group holds, so a hit equals what the base would
+// return. Memory is bounded by kBytesMax; the oldest insertions are
 // evicted first, and replacing a key's value keeps its place (a record
 // rewritten by RESERVE and RESPOND costs no queue entry). Owned by a
 // StagedKv; one thread, like its owner.
@@ -38,7 +40,7 @@ class RecentValues {
   // says nothing about the base).
   const std::string* find(std::string_view key) const;
   // Remembers key's committed value, replacing an older one.
-  void remember(const std::string& key, const std::string& value);
+  void remember(const std::string& key, std::string value);
   // The key was deleted in the base (or its value is unknown): forget it.
   void forget(const std::string& key);
   void clear();

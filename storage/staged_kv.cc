@@ -21,12 +21,15 @@ Result<std::optional<std::string>> StagedKv::get(Cf cf, std::string_view key) {
   const Overlay& overlay = overlay_[static_cast<size_t>(cf)];
   auto it = overlay.find(key);
   if (it == overlay.end()) {
-    if (cf == Cf::kTx) {
-      if (const std::string* recent = recent_tx_.find(key)) {
-        return std::optional<std::string>(*recent);
-      }
+    if (cf != Cf::kTx) return base_.get(cf, key);
+    if (const std::string* recent = recent_tx_.find(key)) {
+      return std::optional<std::string>(*recent);
     }
-    return base_.get(cf, key);
+    // No group holds the key, so what the base returns stays its value until
+    // a group rewrites it: RESPOND then finds the record RESERVE read.
+    Result<std::optional<std::string>> read = base_.get(cf, key);
+    if (read.is_ok() && read.value()) recent_tx_.remember(std::string(key), *read.value());
+    return read;
   }
   const Version& latest = it->second.back();
   observe(latest);
@@ -124,14 +127,16 @@ StagedKv::Group StagedKv::seal() {
   return group;
 }
 
-void StagedKv::remember_committed(const Overlay::iterator& at, uint64_t seq) {
-  const Version* newest = nullptr;
-  for (const Version& version : at->second) {
+void StagedKv::remember_committed(const Overlay::iterator& at, uint64_t seq, uint64_t dropping) {
+  Version* newest = nullptr;
+  for (Version& version : at->second) {
     if (version.seq <= seq) newest = &version;
   }
   if (newest == nullptr) return;
   if (newest->is_delete) {
     recent_tx_.forget(at->first);
+  } else if (newest->seq == dropping) {
+    recent_tx_.remember(at->first, std::move(newest->value));  // dropped right after
   } else {
     recent_tx_.remember(at->first, newest->value);
   }
@@ -142,7 +147,7 @@ void StagedKv::committed(uint64_t seq) {
   while (!sealed_.empty() && sealed_.front().seq <= seq) {
     const SealedKeys& group = sealed_.front();
     for (const Touched& key : group.keys) {
-      if (key.cf == Cf::kTx) remember_committed(key.at, seq);
+      if (key.cf == Cf::kTx) remember_committed(key.at, seq, group.seq);
       drop_version(key, group.seq);
     }
     sealed_.pop_front();

@@ -24,10 +24,11 @@ namespace tarde::storage {
 //
 // Groups are numbered 1, 2, 3, ...; numbers are never reused, so a discarded
 // group's number is never committed and the server must fail the replies that
-// observed it when it calls discard_from(). Committed transaction records are
-// also remembered (RecentValues), so the read that follows a write rarely
-// reaches the base; this assumes, as the server guarantees, that the base is
-// written only with the groups sealed here. The overlay keeps, per key, the
+// observed it when it calls discard_from(). Committed transaction records,
+// and those read from the base, are also remembered (RecentValues), so the
+// read that follows a write or a read rarely reaches the base; this assumes,
+// as the server guarantees, that the base is written only with the groups
+// sealed here. The overlay keeps, per key, the
 // value each uncommitted group gave it, so committed() and discard_from() are
 // exact whatever the number of groups in flight.
 //
@@ -139,8 +140,9 @@ class StagedKv final : public Kv {
   // then adds its ops to the open batch. Requires: !batch.empty().
   void stage(const KvBatch& batch);
   // Before the committed versions of a `tx` key are dropped: remember the
-  // newest of them (the base's value now) for later reads.
-  void remember_committed(const Overlay::iterator& at, uint64_t seq);
+  // newest of them (the base's value now) for later reads, taking its value
+  // over when it is the version of group `dropping`, dropped next.
+  void remember_committed(const Overlay::iterator& at, uint64_t seq, uint64_t dropping);
   // Removes the key's version of group seq, and the key when no version is
   // left.
   void drop_version(const Touched& key, uint64_t seq);
@@ -148,8 +150,9 @@ class StagedKv final : public Kv {
 
   Kv& base_;
   std::array<Overlay, kCfCount> overlay_;
-  // Transaction records the base holds, as committed through this overlay:
-  // the engine reads a record again right after writing it.
+  // Transaction records the base holds, as committed through this overlay
+  // or read from the base: the engine reads a record again right after
+  // writing or reading it.
   RecentValues recent_tx_;
   KvBatch open_batch_;
   std::vector<Touched> open_keys_;  // the open group's keys, each once

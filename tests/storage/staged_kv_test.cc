@@ -354,6 +354,41 @@ TEST_CASE("staged_kv: committed transaction records are read without the base") 
   CHECK(read(staged, "t1") == "changed behind");
 }
 
+TEST_CASE("staged_kv: a record read from the base is read again without it") {
+  MemKv base;
+  put(base, "t1", "v1");
+  put(base, "d", "v1", Cf::kDue);
+  StagedKv staged(base);
+  CHECK(read(staged, "t1") == "v1");
+  CHECK(read(staged, "absent") == std::nullopt);
+  CHECK(read(staged, "d", Cf::kDue) == "v1");
+  CHECK(staged.recent_size() == 1);  // the found record only
+  // Proof that the second read is served from memory: the base changes
+  // behind the overlay's back (which the server never does).
+  put(base, "t1", "changed behind");
+  CHECK(read(staged, "t1") == "v1");
+  CHECK(staged.observed_seq() == 0);  // a committed value waits for nothing
+
+  // A staged write hides the remembered value, and its commit replaces it.
+  put(staged, "t1", "v2");
+  CHECK(read(staged, "t1") == "v2");
+  StagedKv::Group group = staged.seal();
+  REQUIRE(base.write(group.batch).is_ok());
+  staged.committed(group.seq);
+  put(base, "t1", "changed behind again");
+  CHECK(read(staged, "t1") == "v2");
+
+  // A key held by an uncommitted group is read from the overlay, and its
+  // base value is not remembered while the group is in flight.
+  put(base, "t2", "base");
+  put(staged, "t2", "staged");
+  StagedKv::Group pending = staged.seal();
+  CHECK(read(staged, "t2") == "staged");
+  staged.discard_from(pending.seq);
+  CHECK(staged.recent_size() == 0);  // a failed commit forgets everything
+  CHECK(read(staged, "t2") == "base");
+}
+
 TEST_CASE("recent_values: memory stays within its bound, oldest evicted first") {
   RecentValues recent;
   const std::string value(1000, 'v');
