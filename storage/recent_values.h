@@ -39,7 +39,7 @@ class RecentValues {
   // The remembered value of key, or nullopt when none is remembered (which
   // says nothing about the base).
   const std::string* find(std::string_view key) const;
-  // Remembers key's committed value, replacing an older one.
+  // Remembers the value the base holds for key, replacing an older one.
   void remember(const std::string& key, std::string value);
   // The key was deleted in the base (or its value is unknown): forget it.
   void forget(const std::string& key);

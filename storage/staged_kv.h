@@ -28,9 +28,9 @@ namespace tarde::storage {
 // and those read from the base, are also remembered (RecentValues), so the
 // read that follows a write or a read rarely reaches the base; this assumes,
 // as the server guarantees, that the base is written only with the groups
-// sealed here. The overlay keeps, per key, the
-// value each uncommitted group gave it, so committed() and discard_from() are
-// exact whatever the number of groups in flight.
+// sealed here. The overlay keeps, per key, the value each uncommitted group
+// gave it, so committed() and discard_from() are exact whatever the number
+// of groups in flight.
 //
 // Owned by the server; the base must outlive it. Not thread-safe: every
 // method is called from the engine thread (only the base's write of a sealed

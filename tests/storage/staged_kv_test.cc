@@ -384,6 +384,7 @@ TEST_CASE("staged_kv: a record read from the base is read again without it") {
   put(staged, "t2", "staged");
   StagedKv::Group pending = staged.seal();
   CHECK(read(staged, "t2") == "staged");
+  CHECK(staged.recent_size() == 1);  // t1 only
   staged.discard_from(pending.seq);
   CHECK(staged.recent_size() == 0);  // a failed commit forgets everything
   CHECK(read(staged, "t2") == "base");
