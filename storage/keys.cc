@@ -116,10 +116,12 @@ std::string printable_key(std::string_view key) {
   return out;
 }
 
-std::string tx_key(std::string_view tx_id) {
+std::string_view tx_key_view(std::string_view tx_id) {
   TARDE_ASSERT(is_valid_tx_id(tx_id));
-  return std::string(tx_id);
+  return tx_id;
 }
+
+std::string tx_key(std::string_view tx_id) { return std::string(tx_key_view(tx_id)); }
 
 Result<std::string> decode_tx_key(std::string_view key) {
   if (!is_valid_tx_id(key)) return bad_key("tx", key, "not a tx_id");

@@ -35,6 +35,8 @@ std::string printable_key(std::string_view key);
 
 // tx: tx_id.
 std::string tx_key(std::string_view tx_id);
+// The same key as a view of tx_id, for a lookup that needs no copy.
+std::string_view tx_key_view(std::string_view tx_id);
 Result<std::string> decode_tx_key(std::string_view key);
 
 // due: be64(fire_at_ms) . tx_id. Requires: fire_at_ms >= 0.

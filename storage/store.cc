@@ -286,8 +286,7 @@ Result<bool> Store::has_state_index() {
 
 Result<std::optional<TxRecord>> Store::get_tx(std::string_view tx_id) {
   if (!is_valid_tx_id(tx_id)) return Status::invalid_argument("bad tx_id " + printable_key(tx_id));
-  // A tx key is its id (keys.h): looked up without a copy.
-  Result<std::optional<std::string>> bytes = kv_.get(Cf::kTx, tx_id);
+  Result<std::optional<std::string>> bytes = kv_.get(Cf::kTx, tx_key_view(tx_id));
   if (!bytes.is_ok()) return bytes.status();
   if (!bytes->has_value()) return std::optional<TxRecord>();
   Result<TxRecord> record = decode_tx(bytes.value().value());

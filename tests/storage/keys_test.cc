@@ -152,6 +152,7 @@ TEST_CASE("keys: golden bytes") {
   CHECK(state_key("q", 3, "t1") == bytes({'q', 0, 3, 't', '1'}));
   CHECK(state_prefix("pay", 6) == bytes({'p', 'a', 'y', 0, 6}));
   CHECK(tx_key("t1") == "t1");
+  CHECK(tx_key_view("t1") == tx_key("t1"));
   CHECK(due_key(0x0102030405, "t1") == bytes({0, 0, 0, 0x01, 0x02, 0x03, 0x04, 0x05, 't', '1'}));
   CHECK(ready_key("q", 256, 1) == bytes({'q', 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
   CHECK(event_key("t1", 2) == bytes({'t', '1', 0, 0, 0, 0, 0, 0, 0, 0, 2}));
