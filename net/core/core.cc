@@ -98,7 +98,8 @@ Status Core::open(const CoreOptions& options) {
   TARDE_RETURN_IF_ERROR(engine_->start_recovery(&report));
   committer_ = std::make_unique<GroupCommitter>(
       io_, *staged_, *durable_, figures_,
-      [this](uint64_t seq, const Status& s) { on_commit(seq, s); });
+      [this](uint64_t seq, const Status& s) { on_commit(seq, s); },
+      [this] { return active_clients_ && active_clients_() > commit_waiters_.size(); });
   // Counting and the invariant sweep run on a snapshot in the background;
   // their repairs are committed like any other change.
   sweep_ = std::make_unique<BackgroundSweep>(

@@ -85,6 +85,10 @@ class Core {
   // Tells `waiter` of the next commit; its reply waits for group `dep`.
   void wait_for_commit(const std::shared_ptr<CommitWaiter>& waiter, uint64_t dep);
   void forget_commit_waiter(CommitWaiter* waiter) { commit_waiters_.erase(waiter); }
+  // How many clients sent a command lately (the server's sessions). With
+  // it, a commit written on the io thread may wait a little for the
+  // commands of those not waiting for it (see GroupCommitter).
+  void set_active_clients(std::function<size_t()> count) { active_clients_ = std::move(count); }
   // Hands `waiter` the queue's next request when it has one.
   void park(const std::shared_ptr<ReserveWaiter>& waiter, const std::string& queue);
   // Stops firing timers for good (a shutdown), and abandons a backup under way.
@@ -145,6 +149,7 @@ class Core {
   std::unique_ptr<storage::Store> store_;
   std::unique_ptr<engine::Engine> engine_;
   std::unique_ptr<GroupCommitter> committer_;
+  std::function<size_t()> active_clients_;
   std::unique_ptr<BackgroundSweep> sweep_;
   std::unique_ptr<BackupRunner> backups_;  // set when a backup directory is configured
   // A BACKUP waiting for the groups staged before it: the last one's seq.

@@ -1,5 +1,6 @@
 #include "net/core/group_committer.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "base/crash_point.h"
@@ -8,12 +9,15 @@
 namespace tarde::net {
 
 GroupCommitter::GroupCommitter(asio::io_context& io, storage::StagedKv& staged,
-                               storage::Kv& durable, Figures& figures, Done done)
+                               storage::Kv& durable, Figures& figures, Done done,
+                               ExpectsCompany expects_company)
     : io_(io),
       staged_(staged),
       durable_(durable),
       done_(std::move(done)),
       company_timer_(io),
+      expects_company_(std::move(expects_company)),
+      delay_timer_(io),
       commits_(figures.counter({.name = "commits_total",
                                 .kind = FigureKind::kCounter,
                                 .help = "Group commits written.",
@@ -56,24 +60,32 @@ void GroupCommitter::kick() {
   if (in_flight_ || !staged_.has_open_group() || waits_for_company()) return;
   const bool to_worker = mean_writes_ > kInlineMeanWrites;
   if (held_ && !to_worker) return;  // release() writes it
-  in_flight_ = true;
-  if (to_worker) {
-    hand_to_worker();
-  } else {
-    asio::post(io_, [this] { commit_inline(); });
-  }
+  start_commit(/*post_inline=*/true);
 }
 
 void GroupCommitter::release() {
   held_ = false;
   if (in_flight_ || !staged_.has_open_group() || waits_for_company()) return;
+  start_commit(/*post_inline=*/false);
+}
+
+void GroupCommitter::start_commit(bool post_inline) {
+  const bool to_worker = mean_writes_ > kInlineMeanWrites;
+  if (!to_worker && delays_for_company()) return;
   in_flight_ = true;
-  commit_inline();
+  if (to_worker) {
+    hand_to_worker();
+  } else if (post_inline) {
+    asio::post(io_, [this] { commit_inline(); });
+  } else {
+    commit_inline();
+  }
 }
 
 void GroupCommitter::need(uint64_t seq) {
   if (!staged_.has_open_group() || seq < staged_.open_seq()) return;
-  urge();
+  needed_ = true;
+  kick();
 }
 
 void GroupCommitter::urge() {
@@ -82,14 +94,19 @@ void GroupCommitter::urge() {
   kick();
 }
 
-bool GroupCommitter::waits_for_company() {
-  if (urged_ || !staged_.open_group_replayed_only()) return false;
-  const auto now = std::chrono::steady_clock::now();
+std::chrono::steady_clock::time_point GroupCommitter::ready_since(
+    std::chrono::steady_clock::time_point now) {
   if (waiting_seq_ != staged_.open_seq()) {
     waiting_seq_ = staged_.open_seq();
     waiting_since_ = now;
   }
-  const auto until = waiting_since_ + kReplayedWait;
+  return waiting_since_;
+}
+
+bool GroupCommitter::waits_for_company() {
+  if (urged_ || needed_ || !staged_.open_group_replayed_only()) return false;
+  const auto now = std::chrono::steady_clock::now();
+  const auto until = ready_since(now) + kReplayedWait;
   if (now >= until) return false;
   if (!company_timer_armed_) {
     company_timer_armed_ = true;
@@ -103,8 +120,29 @@ bool GroupCommitter::waits_for_company() {
   return true;
 }
 
+bool GroupCommitter::delays_for_company() {
+  if (urged_ || mean_writes_ < kDelayMeanWrites || !expects_company_ || !expects_company_())
+    return false;
+  const auto now = std::chrono::steady_clock::now();
+  const auto delay = std::chrono::microseconds(static_cast<int64_t>(2 * mean_write_us_));
+  const auto until = ready_since(now) + std::clamp(delay, delay_min_, delay_max_);
+  if (now >= until) return false;
+  if (!delay_timer_armed_) {
+    delay_timer_armed_ = true;
+    delay_timer_.expires_at(until);
+    delay_timer_.async_wait([this](const asio::error_code& ec) {
+      if (ec) return;  // destroyed with the committer
+      delay_timer_armed_ = false;
+      if (held_ || in_flight_ || !staged_.has_open_group() || waits_for_company()) return;
+      start_commit(/*post_inline=*/false);
+    });
+  }
+  return true;
+}
+
 GroupCommitter::Job GroupCommitter::seal() {
   urged_ = false;
+  needed_ = false;
   storage::StagedKv::Group group = staged_.seal();
   // Replayed retries ride with the answers that follow them: what tells a
   // lone client from overlapping ones is the rest.
@@ -161,6 +199,7 @@ void GroupCommitter::finish(uint64_t seq, const Status& status, int64_t took_us,
                             size_t writes) {
   in_flight_ = false;
   if (status.is_ok()) {
+    mean_write_us_ += (static_cast<double>(took_us) - mean_write_us_) / 8;
     staged_.committed(seq);
     commits_.add();
     ops_committed_ += ops;

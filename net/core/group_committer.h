@@ -29,6 +29,16 @@ namespace tarde::net {
 // grow past kInlineMeanWrites the worker takes them again, so the io thread
 // keeps serving during each fsync.
 //
+// A group written on the io thread may wait a little for company, as
+// PostgreSQL's commit_delay does, but only while it can come: while groups
+// usually carry more than one transition, and some client that sent a
+// command lately is not waiting for a commit (ExpectsCompany). Clients in a
+// closed loop all end up waiting for the group, which then goes at once;
+// clients whose commands come whatever the server does (producers at a
+// rate, workers handed retries) share its fsync. The wait lasts at most
+// twice the mean time of a commit, so a slow disk waits longer and a fast
+// one hardly at all; urge() ends it, a reply that needs the group does not.
+//
 // A group that holds only replayed retries (storage::KvBatch::mark_replayed)
 // is not written at once: a crash that loses it loses nothing, and their
 // hand-outs do not wait for it. It waits up to kReplayedWait for a write
@@ -48,10 +58,18 @@ class GroupCommitter {
   // durable. Longer saves more fsyncs when little else happens; a crash
   // meanwhile only means the retries fire again.
   static constexpr std::chrono::milliseconds kReplayedWait{20};
+  // How long a group written on the io thread may wait for the commands of
+  // clients that are not waiting for it (delays_for_company): twice the
+  // mean time of a commit, within these bounds.
+  static constexpr std::chrono::microseconds kCommitDelayMin{50};
+  static constexpr std::chrono::microseconds kCommitDelayMax{2000};
+  // Whether some client that is not waiting for the open group is likely
+  // to send a command that would share its fsync.
+  using ExpectsCompany = std::function<bool()>;
 
   // Declares the commit figures in `figures`, which must outlive it.
   GroupCommitter(asio::io_context& io, storage::StagedKv& staged, storage::Kv& durable,
-                 Figures& figures, Done done);
+                 Figures& figures, Done done, ExpectsCompany expects_company = {});
   ~GroupCommitter();
   GroupCommitter(const GroupCommitter&) = delete;
   GroupCommitter& operator=(const GroupCommitter&) = delete;
@@ -71,6 +89,12 @@ class GroupCommitter {
   // The open group is written without waiting for company (a shutdown, a
   // backup, firing paused on memory).
   void urge();
+  // Bounds the wait for company (kCommitDelayMin and kCommitDelayMax by
+  // default): tests make it long, to see what ends it, or exact.
+  void set_delay_bounds(std::chrono::microseconds min, std::chrono::microseconds max) {
+    delay_min_ = min;
+    delay_max_ = max;
+  }
   // Nothing in flight and nothing staged.
   bool idle() const { return !in_flight_ && !staged_.has_open_group(); }
   uint64_t commits() const { return commits_.total(); }
@@ -91,11 +115,26 @@ class GroupCommitter {
   // written inline (docs/benchmarks.md). W1 at 16 and 64 connections makes
   // larger groups, which go to the worker.
   static constexpr double kInlineMeanWrites = 4;
+  // Groups that carry more than this many transitions on average are
+  // written with company in mind (delays_for_company): below it, most
+  // commits have none to wait for.
+  static constexpr double kDelayMeanWrites = 1.05;
 
   Job seal();
   // The open group holds only replayed retries and may wait longer: arms
   // the timer that ends the wait.
   bool waits_for_company();
+  // The open group would be written on the io thread and groups usually
+  // carry company: while expects_company_ says that some client may still
+  // send, it waits, for at most the commit delay since it was first ready,
+  // and arms the timer that ends the wait.
+  bool delays_for_company();
+  // Writes the open group unless it delays for company: on the worker, or
+  // on the io thread, at once or posted behind the handlers already queued.
+  void start_commit(bool post_inline);
+  // When the open group was first found ready to be written, at `now` or
+  // earlier: the start of its wait for company.
+  std::chrono::steady_clock::time_point ready_since(std::chrono::steady_clock::time_point now);
   void hand_to_worker();
   // Posted behind the handlers already queued (or left for release()), so
   // the group takes every command of the io thread's current pass before it
@@ -111,14 +150,21 @@ class GroupCommitter {
   storage::StagedKv& staged_;
   storage::Kv& durable_;
   Done done_;
-  bool in_flight_ = false;  // io thread only
-  bool held_ = false;       // io thread only: see hold()
-  double mean_writes_ = 1;  // io thread only: transitions per group, moving mean
+  bool in_flight_ = false;    // io thread only
+  bool held_ = false;         // io thread only: see hold()
+  double mean_writes_ = 1;    // io thread only: transitions per group, moving mean
+  double mean_write_us_ = 0;  // io thread only: time to write a group, moving mean
+  std::chrono::microseconds delay_min_ = kCommitDelayMin;
+  std::chrono::microseconds delay_max_ = kCommitDelayMax;
   // io thread only: the wait of a group of replayed retries (waits_for_company).
   asio::steady_timer company_timer_;
   bool company_timer_armed_ = false;
+  ExpectsCompany expects_company_;
+  asio::steady_timer delay_timer_;  // io thread only: delays_for_company's wait
+  bool delay_timer_armed_ = false;
   bool urged_ = false;        // the open group goes without waiting
-  uint64_t waiting_seq_ = 0;  // the open group that waits, since waiting_since_
+  bool needed_ = false;       // a reply waits for the open group
+  uint64_t waiting_seq_ = 0;  // the open group that waits, since waiting_since_ (ready_since)
   std::chrono::steady_clock::time_point waiting_since_;
   Counter& commits_;
   Counter& inline_commits_;

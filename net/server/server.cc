@@ -54,6 +54,7 @@ Server::Server(ServerOptions options)
       decoder_(options_.max_payload_bytes),
       core_(io_, figures_) {
   declare_figures();
+  core_.set_active_clients([this] { return activity_.active(std::chrono::steady_clock::now()); });
   core_.set_after_commands_hook([this] {
     if (shutting_down_) finish_shutdown_when_idle();
   });
@@ -84,8 +85,10 @@ void Server::declare_figures() {
   declare_process_figures(figures_);
 }
 
-void Server::begin_command() {
+void Server::begin_command(ClientActivity::Mark& activity,
+                           std::chrono::steady_clock::time_point at) {
   commands_->add();
+  activity_.note(activity, at);
   core_.reset_observed();
 }
 
@@ -230,6 +233,7 @@ void Server::session_closed(Session* session) {
     sessions_.erase(it);
   }
   core_.forget_commit_waiter(session);
+  activity_.forget(session->activity());
   Status status = core_.engine().connection_closed(conn);
   if (!status.is_ok()) {
     spdlog::error(LogRecord("release_leases.failed")

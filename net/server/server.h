@@ -14,6 +14,7 @@
 
 #include "base/figures.h"
 #include "net/core/core.h"
+#include "net/server/client_activity.h"
 #include "net/server/server_options.h"
 #include "net/server/session_host.h"
 #include "net/wire/codec.h"
@@ -61,7 +62,8 @@ class Server final : public SessionHost, private ReadReadiness::PassObserver {
   const Figures& figures() const override { return figures_; }
   const std::optional<std::string>& auth_token() const override { return auth_token_; }
   bool shutting_down() const override { return shutting_down_; }
-  void begin_command() override;
+  void begin_command(ClientActivity::Mark& activity,
+                     std::chrono::steady_clock::time_point at) override;
   uint64_t observed_seq() const override { return core_.observed_seq(); }
   uint64_t hand_out_seq() const override { return core_.hand_out_seq(); }
   uint64_t committed_seq() const override { return core_.committed_seq(); }
@@ -96,6 +98,8 @@ class Server final : public SessionHost, private ReadReadiness::PassObserver {
   asio::steady_timer idle_timer_;   // the idle-connection sweep
   Decoder decoder_;
   std::optional<std::string> auth_token_;
+  // Connections that sent a command lately (Core::set_active_clients).
+  ClientActivity activity_{std::chrono::milliseconds(10)};
   Core core_;                               // the store, the engine and what drives it
   std::unique_ptr<http::HttpServer> http_;  // after core_: it calls the Core
 

@@ -156,7 +156,7 @@ bool Session::process_one() {
     push_reply(error_reply(decoded.error, decoded.message), 0, close_after);
     return !close_after;
   }
-  host_.begin_command();
+  host_.begin_command(activity_, last_command_at_);
   if (host_.shutting_down()) {
     push_reply(error_reply(ErrorCode::kShuttingDown, "the server is stopping"), 0, true);
     return false;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "net/core/waiters.h"
+#include "net/server/client_activity.h"
 #include "net/server/commands.h"
 #include "net/server/read_readiness.h"
 
@@ -62,6 +63,7 @@ class Session final : public std::enable_shared_from_this<Session>,
   // ReadReadiness::Reader: input came (or the socket broke).
   void on_readable(bool broken) override;
   CommandContext& context() { return ctx_; }
+  ClientActivity::Mark& activity() { return activity_; }
   void close();
   // Stops taking commands; closes once every queued reply is written.
   void begin_close();
@@ -115,6 +117,7 @@ class Session final : public std::enable_shared_from_this<Session>,
   bool closing_ = false;  // no more input is processed; close once output is out
   bool closed_ = false;
   std::chrono::steady_clock::time_point last_command_at_ = std::chrono::steady_clock::now();
+  ClientActivity::Mark activity_;  // the host's count of busy connections
 };
 
 }  // namespace tarde::net

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -7,6 +8,7 @@
 
 #include "base/figures.h"
 #include "engine/engine.h"
+#include "net/server/client_activity.h"
 #include "net/server/read_readiness.h"
 #include "net/wire/codec.h"
 
@@ -30,9 +32,11 @@ class SessionHost {
   // Where the session learns that its socket has input.
   virtual ReadReadiness& read_readiness() = 0;
 
-  // A command is about to run: count it, and start watching which staged
-  // commit its reply reads (observed_seq() after it ran).
-  virtual void begin_command() = 0;
+  // A command of the connection of `activity` came at `at` and is about to
+  // run: count it, and start watching which staged commit its reply reads
+  // (observed_seq() after it ran).
+  virtual void begin_command(ClientActivity::Mark& activity,
+                             std::chrono::steady_clock::time_point at) = 0;
   virtual uint64_t observed_seq() const = 0;
   // What the reply of a hand-out waits for (Core::hand_out_seq).
   virtual uint64_t hand_out_seq() const = 0;

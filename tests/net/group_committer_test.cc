@@ -26,17 +26,22 @@ struct CommitterRig {
   std::unique_ptr<GroupCommitter> committer;
   uint64_t last_done_seq = 0;
   int next_key = 0;
+  // What the committer is told of the clients not waiting for the open
+  // group (GroupCommitter::ExpectsCompany).
+  bool company = false;
 
   CommitterRig() {
     auto opened = storage::RocksKv::open(dir.sub("db"), storage::RocksKv::Options{});
     REQUIRE(opened.is_ok());
     durable = std::move(opened).value();
     staged = std::make_unique<storage::StagedKv>(*durable);
-    committer = std::make_unique<GroupCommitter>(io, *staged, *durable, figures,
-                                                 [this](uint64_t seq, const Status& status) {
-                                                   REQUIRE(status.is_ok());
-                                                   last_done_seq = seq;
-                                                 });
+    committer = std::make_unique<GroupCommitter>(
+        io, *staged, *durable, figures,
+        [this](uint64_t seq, const Status& status) {
+          REQUIRE(status.is_ok());
+          last_done_seq = seq;
+        },
+        [this] { return company; });
   }
 
   // Stages one write() of one key, replayed (a fired retry) or not.
@@ -55,6 +60,7 @@ struct CommitterRig {
       io.run_one_for(std::chrono::milliseconds(10));
     }
     REQUIRE(last_done_seq == seq);
+    io.restart();  // run_one_for() leaves a context out of work stopped
   }
 
   bool durable_has(const std::string& key) {
@@ -79,6 +85,7 @@ struct CommitterRig {
       io.run_one_for(std::chrono::milliseconds(10));
     }
     REQUIRE(last_done_seq == seq);
+    io.restart();  // run_one_for() leaves a context out of work stopped
   }
 };
 
@@ -217,6 +224,77 @@ TEST_CASE("a group of replayed retries alone is written once its wait is over") 
   CHECK(rig.committer->commits() == 1);
   CHECK(rig.committer->inline_commits() == 1);
   CHECK(rig.durable_has("fired"));
+}
+
+// The wait for company in these tests lasts an hour unless a test says
+// otherwise: what ends it is then the test's doing, never the machine's pace.
+constexpr std::chrono::microseconds kLongDelay = std::chrono::hours(1);
+
+TEST_CASE("an inline group waits for the clients that are not waiting for it") {
+  CommitterRig rig;
+  rig.committer->set_delay_bounds(kLongDelay, kLongDelay);
+  rig.commit_group(2);  // groups now carry company on average
+  rig.company = true;
+  rig.committer->hold();
+  rig.stage("first", /*replayed=*/false);
+  rig.committer->kick();
+  rig.committer->need(rig.staged->last_staged_seq());  // its reply waits: not a reason to go
+  rig.committer->release();
+  CHECK(rig.io.poll() == 0);
+  CHECK(rig.committer->commits() == 1);  // neither the end of the pass nor need() wrote it
+
+  // The next pass brings the last free client's command: now every client
+  // waits for the group, which is written at the end of that pass.
+  rig.committer->hold();
+  rig.stage("second", /*replayed=*/false);
+  rig.committer->kick();
+  rig.company = false;
+  rig.committer->release();
+  CHECK(rig.committer->commits() == 2);
+  CHECK(rig.last_done_seq == rig.staged->last_staged_seq());
+  CHECK(rig.durable_has("first"));
+  CHECK(rig.durable_has("second"));
+}
+
+TEST_CASE("a group that waits for company is written once the delay is over") {
+  CommitterRig rig;
+  constexpr std::chrono::milliseconds kDelay{30};
+  rig.committer->set_delay_bounds(kDelay, kDelay);
+  rig.commit_group(2);
+  rig.company = true;
+  const auto started = std::chrono::steady_clock::now();
+  rig.stage("alone", /*replayed=*/false);
+  rig.committer->kick();
+  rig.run_until_done(rig.staged->last_staged_seq());
+  CHECK(std::chrono::steady_clock::now() - started >= kDelay);
+  CHECK(rig.committer->commits() == 2);
+  CHECK(rig.committer->inline_commits() == 2);
+  CHECK(rig.durable_has("alone"));
+}
+
+TEST_CASE("urge() ends the wait for company") {
+  CommitterRig rig;
+  rig.committer->set_delay_bounds(kLongDelay, kLongDelay);
+  rig.commit_group(2);
+  rig.company = true;
+  rig.stage("urged", /*replayed=*/false);
+  rig.committer->kick();
+  CHECK(rig.io.poll() == 0);
+  rig.committer->urge();  // a shutdown, a backup: no waiting
+  CHECK(rig.io.poll() == 1);
+  CHECK(rig.committer->commits() == 2);
+  CHECK(rig.durable_has("urged"));
+}
+
+TEST_CASE("a lone writer's group does not wait for company that seldom comes") {
+  CommitterRig rig;
+  rig.committer->set_delay_bounds(kLongDelay, kLongDelay);
+  rig.company = true;
+  rig.stage("lone", /*replayed=*/false);
+  rig.committer->kick();
+  CHECK(rig.io.poll() == 1);  // the commit was posted at once
+  CHECK(rig.committer->commits() == 1);
+  CHECK(rig.durable_has("lone"));
 }
 
 }  // namespace
