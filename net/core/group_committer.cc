@@ -58,8 +58,7 @@ GroupCommitter::~GroupCommitter() {
 
 void GroupCommitter::kick() {
   if (in_flight_ || !staged_.has_open_group() || waits_for_company()) return;
-  const bool to_worker = mean_writes_ > kInlineMeanWrites;
-  if (held_ && !to_worker) return;  // release() writes it
+  if (held_ && !to_worker()) return;  // release() writes it
   start_commit(/*post_inline=*/true);
 }
 
@@ -70,10 +69,10 @@ void GroupCommitter::release() {
 }
 
 void GroupCommitter::start_commit(bool post_inline) {
-  const bool to_worker = mean_writes_ > kInlineMeanWrites;
-  if (!to_worker && delays_for_company()) return;
+  const bool worker = to_worker();
+  if (!worker && delays_for_company()) return;
   in_flight_ = true;
-  if (to_worker) {
+  if (worker) {
     hand_to_worker();
   } else if (post_inline) {
     asio::post(io_, [this] { commit_inline(); });
@@ -92,6 +91,11 @@ void GroupCommitter::urge() {
   if (!staged_.has_open_group()) return;
   urged_ = true;
   kick();
+}
+
+bool GroupCommitter::to_worker() const {
+  return mean_writes_ > kInlineMeanWrites &&
+         mean_write_us_ > static_cast<double>(tuning_.slow_commit.count());
 }
 
 std::chrono::steady_clock::time_point GroupCommitter::ready_since(
@@ -125,7 +129,7 @@ bool GroupCommitter::delays_for_company() {
     return false;
   const auto now = std::chrono::steady_clock::now();
   const auto delay = std::chrono::microseconds(static_cast<int64_t>(2 * mean_write_us_));
-  const auto until = ready_since(now) + std::clamp(delay, delay_min_, delay_max_);
+  const auto until = ready_since(now) + std::clamp(delay, tuning_.delay_min, tuning_.delay_max);
   if (now >= until) return false;
   if (!delay_timer_armed_) {
     delay_timer_armed_ = true;

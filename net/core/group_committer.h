@@ -21,13 +21,13 @@ namespace tarde::net {
 // waits for an fsync. Everything staged while one commit is in flight goes
 // into the next group and shares its fsync: that is the group commit.
 //
-// While commits carry few transitions on average (a lone client, clients
-// that seldom overlap, retries at a moderate rate), a commit runs on the io
-// thread itself instead: handing it to the worker and back costs two thread
-// wakeups, about 0.1 ms here, and there is little else to serve while it is
-// written; what arrives meanwhile is read in one pass afterwards. Once groups
-// grow past kInlineMeanWrites the worker takes them again, so the io thread
-// keeps serving during each fsync.
+// Usually, though, a commit runs on the io thread itself: handing it to the
+// worker and back costs two thread wakeups, about 0.1 ms here, and what
+// arrives while it is written is read in one pass afterwards, into the next
+// group. The worker takes the groups only when commits are slow (a mean
+// above Tuning::slow_commit, a slow disk) and carry many transitions (a
+// mean above kInlineMeanWrites): then the io thread keeps serving reads,
+// hand-outs and timers during each fsync.
 //
 // A group written on the io thread may wait a little for company, as
 // PostgreSQL's commit_delay does, but only while it can come: while groups
@@ -58,11 +58,18 @@ class GroupCommitter {
   // durable. Longer saves more fsyncs when little else happens; a crash
   // meanwhile only means the retries fire again.
   static constexpr std::chrono::milliseconds kReplayedWait{20};
-  // How long a group written on the io thread may wait for the commands of
-  // clients that are not waiting for it (delays_for_company): twice the
-  // mean time of a commit, within these bounds.
-  static constexpr std::chrono::microseconds kCommitDelayMin{50};
-  static constexpr std::chrono::microseconds kCommitDelayMax{2000};
+  // What the committer's choices turn on. The defaults are the product's;
+  // tests set them to reach each choice whatever the machine's pace.
+  struct Tuning {
+    // A group written on the io thread may wait for the commands of clients
+    // that are not waiting for it (delays_for_company) for twice the mean
+    // time of a commit, within these bounds.
+    std::chrono::microseconds delay_min{50};
+    std::chrono::microseconds delay_max{2000};
+    // Commits slower than this on average (a slow disk) hand groups of many
+    // transitions to the worker, so that the io thread serves during them.
+    std::chrono::microseconds slow_commit{2000};
+  };
   // Whether some client that is not waiting for the open group is likely
   // to send a command that would share its fsync.
   using ExpectsCompany = std::function<bool()>;
@@ -89,12 +96,7 @@ class GroupCommitter {
   // The open group is written without waiting for company (a shutdown, a
   // backup, firing paused on memory).
   void urge();
-  // Bounds the wait for company (kCommitDelayMin and kCommitDelayMax by
-  // default): tests make it long, to see what ends it, or exact.
-  void set_delay_bounds(std::chrono::microseconds min, std::chrono::microseconds max) {
-    delay_min_ = min;
-    delay_max_ = max;
-  }
+  void set_tuning(const Tuning& tuning) { tuning_ = tuning; }
   // Nothing in flight and nothing staged.
   bool idle() const { return !in_flight_ && !staged_.has_open_group(); }
   uint64_t commits() const { return commits_.total(); }
@@ -109,17 +111,17 @@ class GroupCommitter {
     size_t writes = 0;
   };
   // Groups with at most this many transitions on average (a moving mean over
-  // about the last eight) are written on the io thread. One means no client
-  // had a command staged while another's commit was in flight; W2's retries
-  // at 1000/s make groups of two to three, and cost about a fifth less CPU
-  // written inline (docs/benchmarks.md). W1 at 16 and 64 connections makes
-  // larger groups, which go to the worker.
+  // about the last eight) are written on the io thread even when commits
+  // are slow: one means no client had a command staged while another's
+  // commit was in flight, and there is little to serve meanwhile.
   static constexpr double kInlineMeanWrites = 4;
   // Groups that carry more than this many transitions on average are
   // written with company in mind (delays_for_company): below it, most
   // commits have none to wait for.
   static constexpr double kDelayMeanWrites = 1.05;
 
+  // The open group goes to the worker: commits are slow and groups large.
+  bool to_worker() const;
   Job seal();
   // The open group holds only replayed retries and may wait longer: arms
   // the timer that ends the wait.
@@ -154,8 +156,7 @@ class GroupCommitter {
   bool held_ = false;         // io thread only: see hold()
   double mean_writes_ = 1;    // io thread only: transitions per group, moving mean
   double mean_write_us_ = 0;  // io thread only: time to write a group, moving mean
-  std::chrono::microseconds delay_min_ = kCommitDelayMin;
-  std::chrono::microseconds delay_max_ = kCommitDelayMax;
+  Tuning tuning_;
   // io thread only: the wait of a group of replayed retries (waits_for_company).
   asio::steady_timer company_timer_;
   bool company_timer_armed_ = false;

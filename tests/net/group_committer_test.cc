@@ -102,8 +102,13 @@ TEST_CASE("a lone writer's groups are committed on the io thread, and are durabl
   }
 }
 
+// Commits slower than this go to the commit thread: every one, in the
+// tests that need the thread.
+constexpr GroupCommitter::Tuning kSlowDisk{.slow_commit = std::chrono::microseconds(0)};
+
 TEST_CASE("groups of many transitions go to the commit thread, and single ones come back") {
   CommitterRig rig;
+  rig.committer->set_tuning(kSlowDisk);
   // The mean starts at one transition: the first group is written inline,
   // and its forty transitions move the mean past the limit.
   for (int i = 0; i < 8; ++i) rig.commit_group(40);
@@ -158,8 +163,17 @@ TEST_CASE("a held committer writes an inline group at release, without the io th
   CHECK(rig.committer->inline_commits() == 2);
 }
 
+TEST_CASE("while commits are fast, groups of many transitions are written on the io thread") {
+  CommitterRig rig;
+  rig.committer->set_tuning({.slow_commit = std::chrono::hours(1)});
+  for (int i = 0; i < 8; ++i) rig.commit_group(40);
+  CHECK(rig.committer->commits() == 8);
+  CHECK(rig.committer->inline_commits() == 8);
+}
+
 TEST_CASE("a held committer still hands large groups to its thread at once") {
   CommitterRig rig;
+  rig.committer->set_tuning(kSlowDisk);
   for (int i = 0; i < 8; ++i) rig.commit_group(10);  // the mean is past the inline limit now
   const uint64_t inline_before = rig.committer->inline_commits();
   rig.committer->hold();
@@ -232,7 +246,7 @@ constexpr std::chrono::microseconds kLongDelay = std::chrono::hours(1);
 
 TEST_CASE("an inline group waits for the clients that are not waiting for it") {
   CommitterRig rig;
-  rig.committer->set_delay_bounds(kLongDelay, kLongDelay);
+  rig.committer->set_tuning({.delay_min = kLongDelay, .delay_max = kLongDelay});
   rig.commit_group(2);  // groups now carry company on average
   rig.company = true;
   rig.committer->hold();
@@ -259,7 +273,7 @@ TEST_CASE("an inline group waits for the clients that are not waiting for it") {
 TEST_CASE("a group that waits for company is written once the delay is over") {
   CommitterRig rig;
   constexpr std::chrono::milliseconds kDelay{30};
-  rig.committer->set_delay_bounds(kDelay, kDelay);
+  rig.committer->set_tuning({.delay_min = kDelay, .delay_max = kDelay});
   rig.commit_group(2);
   rig.company = true;
   const auto started = std::chrono::steady_clock::now();
@@ -274,7 +288,7 @@ TEST_CASE("a group that waits for company is written once the delay is over") {
 
 TEST_CASE("urge() ends the wait for company") {
   CommitterRig rig;
-  rig.committer->set_delay_bounds(kLongDelay, kLongDelay);
+  rig.committer->set_tuning({.delay_min = kLongDelay, .delay_max = kLongDelay});
   rig.commit_group(2);
   rig.company = true;
   rig.stage("urged", /*replayed=*/false);
@@ -288,7 +302,7 @@ TEST_CASE("urge() ends the wait for company") {
 
 TEST_CASE("a lone writer's group does not wait for company that seldom comes") {
   CommitterRig rig;
-  rig.committer->set_delay_bounds(kLongDelay, kLongDelay);
+  rig.committer->set_tuning({.delay_min = kLongDelay, .delay_max = kLongDelay});
   rig.company = true;
   rig.stage("lone", /*replayed=*/false);
   rig.committer->kick();
