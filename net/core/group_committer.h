@@ -16,13 +16,12 @@
 
 namespace tarde::net {
 
-// GroupCommitter writes the groups staged in a StagedKv to the durable Kv on
-// a thread of its own, one group at a time, so that the engine thread never
-// waits for an fsync. Everything staged while one commit is in flight goes
+// GroupCommitter writes the groups staged in a StagedKv to the durable Kv,
+// one group at a time. Everything staged while one commit is in flight goes
 // into the next group and shares its fsync: that is the group commit.
 //
-// Usually, though, a commit runs on the io thread itself: handing it to the
-// worker and back costs two thread wakeups, about 0.1 ms here, and what
+// A commit usually runs on the io thread itself: handing it to a worker
+// thread and back costs two thread wakeups, about 0.1 ms here, and what
 // arrives while it is written is read in one pass afterwards, into the next
 // group. The worker takes the groups only when commits are slow (a mean
 // above Tuning::slow_commit, a slow disk) and carry many transitions (a
