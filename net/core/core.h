@@ -40,6 +40,9 @@ struct CoreOptions {
   uint64_t backup_rate_limit_bytes_per_s = 0;  // 0: unlimited
   // A reconciler pass starts this long after the previous one ended; 0: off.
   int64_t reconcile_every_ms = 60'000;
+  // A commit may wait briefly for the commands of clients that are not
+  // waiting for it (GroupCommitter, set_active_clients); off: never.
+  bool commit_wait = true;
   // Time every commit's RocksDB write by its parts (storage/write_profile.h)
   // and show the sums in STATS and on the metrics page.
   bool profile_writes = false;

@@ -26,6 +26,11 @@ GroupCommitter::GroupCommitter(asio::io_context& io, storage::StagedKv& staged,
                                        .kind = FigureKind::kCounter,
                                        .help = "Group commits written on the io thread itself.",
                                        .stats_name = "commits_inline"})),
+      waited_commits_(figures.counter(
+          {.name = "commits_waited_total",
+           .kind = FigureKind::kCounter,
+           .help = "Group commits that waited for commands of clients not waiting for them.",
+           .stats_name = "commits_waited"})),
       failed_commits_(
           figures.counter({.name = "commits_failed_total",
                            .kind = FigureKind::kCounter,
@@ -131,6 +136,10 @@ bool GroupCommitter::delays_for_company() {
   const auto delay = std::chrono::microseconds(static_cast<int64_t>(2 * mean_write_us_));
   const auto until = ready_since(now) + std::clamp(delay, tuning_.delay_min, tuning_.delay_max);
   if (now >= until) return false;
+  if (counted_wait_seq_ != staged_.open_seq()) {
+    counted_wait_seq_ = staged_.open_seq();
+    waited_commits_.add();
+  }
   if (!delay_timer_armed_) {
     delay_timer_armed_ = true;
     delay_timer_.expires_at(until);

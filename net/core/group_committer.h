@@ -101,6 +101,8 @@ class GroupCommitter {
   uint64_t commits() const { return commits_.total(); }
   // Commits written on the io thread itself (a part of commits()).
   uint64_t inline_commits() const { return inline_commits_.total(); }
+  // Commits that waited for company first (a part of commits()).
+  uint64_t waited_commits() const { return waited_commits_.total(); }
   uint64_t ops_committed() const { return ops_committed_; }
 
  private:
@@ -168,6 +170,8 @@ class GroupCommitter {
   std::chrono::steady_clock::time_point waiting_since_;
   Counter& commits_;
   Counter& inline_commits_;
+  Counter& waited_commits_;
+  uint64_t counted_wait_seq_ = 0;  // the last group counted in waited_commits_
   Counter& failed_commits_;
   uint64_t ops_committed_ = 0;
   HistogramFigure& latency_seconds_;

@@ -181,6 +181,11 @@ void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_fil
                   &o->backup_rate_limit_bytes_per_s, 0, 1ULL << 40)
       ->type_name("BYTES")
       ->default_str(std::to_string(defaults.backup_rate_limit_bytes_per_s));
+  add_two_word_flag(app, "--commit-wait",
+                    "on: a commit waits briefly (at most twice a commit's time)\n"
+                    "for commands of clients that are not waiting for it, so that\n"
+                    "more share one fsync; off: each commit starts at once",
+                    &o->commit_wait, {"on", "off"}, true, defaults.commit_wait);
   add_two_word_flag(app, "--profile-writes",
                     "time each commit's RocksDB write by its parts (WAL, fsync,\n"
                     "memtable, waits) into STATS and /metrics (write_profile.*);\n"

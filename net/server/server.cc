@@ -112,6 +112,7 @@ Status Server::open() {
                   .backup_dir = options_.backup_dir,
                   .backup_rate_limit_bytes_per_s = options_.backup_rate_limit_bytes_per_s,
                   .reconcile_every_ms = options_.reconcile_every_ms,
+                  .commit_wait = options_.commit_wait,
                   .profile_writes = options_.profile_writes}));
 
   TARDE_RETURN_IF_ERROR(read_readiness_.open());

@@ -57,6 +57,8 @@ struct ServerOptions {
   uint64_t backup_rate_limit_bytes_per_s = 0;
   // A reconciler pass starts this long after the previous one ended. 0: off.
   int64_t reconcile_every_ms = kDefaultReconcileEveryMs;
+  // A commit may wait for clients not waiting for it (GroupCommitter).
+  bool commit_wait = true;
   // Time every commit's store write by its parts (storage/write_profile.h).
   bool profile_writes = false;
 };

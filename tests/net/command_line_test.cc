@@ -359,6 +359,24 @@ TEST_CASE("--backup-dir and --backup-rate-limit: defaults, values, refusals, hel
   CHECK(contains(help, "0 = unlimited (default 0)"));
 }
 
+TEST_CASE("--commit-wait: on by default, on or off, anything else refused") {
+  auto defaults = serve_flags({});
+  REQUIRE(defaults.is_ok());
+  CHECK(defaults.value().commit_wait);
+  auto off = serve_flags({"--commit-wait", "off"});
+  REQUIRE(off.is_ok());
+  CHECK_FALSE(off.value().commit_wait);
+  auto on = serve_flags({"--commit-wait", "on"});
+  REQUIRE(on.is_ok());
+  CHECK(on.value().commit_wait);
+  for (const char* refused : {"no", "0", "Off", ""}) {
+    CAPTURE(refused);
+    auto parsed = serve_flags({"--commit-wait", refused});
+    REQUIRE_FALSE(parsed.is_ok());
+    CHECK(contains(parsed.status().message(), "--commit-wait"));
+  }
+}
+
 TEST_CASE("--profile-writes: off by default, on or off, anything else refused") {
   auto defaults = serve_flags({});
   REQUIRE(defaults.is_ok());

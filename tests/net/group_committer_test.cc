@@ -256,6 +256,7 @@ TEST_CASE("an inline group waits for the clients that are not waiting for it") {
   rig.committer->release();
   CHECK(rig.io.poll() == 0);
   CHECK(rig.committer->commits() == 1);  // neither the end of the pass nor need() wrote it
+  CHECK(rig.committer->waited_commits() == 1);
 
   // The next pass brings the last free client's command: now every client
   // waits for the group, which is written at the end of that pass.
@@ -265,6 +266,7 @@ TEST_CASE("an inline group waits for the clients that are not waiting for it") {
   rig.company = false;
   rig.committer->release();
   CHECK(rig.committer->commits() == 2);
+  CHECK(rig.committer->waited_commits() == 1);  // one group, counted once
   CHECK(rig.last_done_seq == rig.staged->last_staged_seq());
   CHECK(rig.durable_has("first"));
   CHECK(rig.durable_has("second"));
@@ -308,6 +310,7 @@ TEST_CASE("a lone writer's group does not wait for company that seldom comes") {
   rig.committer->kick();
   CHECK(rig.io.poll() == 1);  // the commit was posted at once
   CHECK(rig.committer->commits() == 1);
+  CHECK(rig.committer->waited_commits() == 0);
   CHECK(rig.durable_has("lone"));
 }
 

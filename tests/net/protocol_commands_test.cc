@@ -607,6 +607,51 @@ TEST_CASE("CONFIG gets and sets every setting, persists them across a restart") 
         "history_max=20 stuck_after=90s paused=0");
 }
 
+namespace {
+
+// STATS commits_waited after `rounds` of: `waiting` sends two ENQUEUEs in
+// one write (a group of two, so groups carry company on average), `other`
+// sends a command and stays free, and `waiting` enqueues once more, which
+// a server with --commit-wait on holds a little for `other`.
+uint64_t commits_waited_after(ServerProcess& server, int rounds) {
+  RawClient waiting(server.port());
+  RawClient other(server.port());
+  int next = 0;
+  auto enqueue_bytes = [&next] {
+    const std::string payload = "p";
+    return "ENQUEUE q wait-" + std::to_string(next++) + " " + std::to_string(payload.size()) +
+           "\r\n" + payload + "\r\n";
+  };
+  for (int i = 0; i < rounds; ++i) {
+    waiting.send(enqueue_bytes() + enqueue_bytes());
+    CHECK(waiting.read_line().rfind("CREATED", 0) == 0);
+    CHECK(waiting.read_line().rfind("CREATED", 0) == 0);
+    CHECK(other.command("PING") == "PONG");
+    waiting.send(enqueue_bytes());
+    CHECK(waiting.read_line().rfind("CREATED", 0) == 0);
+  }
+  for (const std::string& line : other.block("STATS")) {
+    if (line.rfind("commits_waited ", 0) == 0) return std::stoull(line.substr(15));
+  }
+  FAIL("STATS has no commits_waited");
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("--commit-wait: on, a commit waits for a free client's command; off, never") {
+  {
+    ServerProcess server;
+    // One round suffices unless the machine stalls past the 10 to 20 ms in
+    // which the free client counts as active; twenty make that moot.
+    CHECK(commits_waited_after(server, 20) >= 1);
+  }
+  {
+    ServerProcess server({"--commit-wait", "off"});
+    CHECK(commits_waited_after(server, 20) == 0);
+  }
+}
+
 TEST_CASE("STATS replies STATS n then every required name with its figure") {
   ServerProcess server;
   RawClient c(server.port());
@@ -634,8 +679,8 @@ TEST_CASE("STATS replies STATS n then every required name with its figure") {
     stats[words[0]] = words[1];
   }
   for (const char* name : {"uptime_ms", "connections", "commands", "commits", "commits_inline",
-                           "transactions", "sending", "in_flight", "scheduled", "succeeded",
-                           "failed", "ready", "leased", "dead_letters"}) {
+                           "commits_waited", "transactions", "sending", "in_flight", "scheduled",
+                           "succeeded", "failed", "ready", "leased", "dead_letters"}) {
     INFO(name);
     CHECK(stats.count(name) == 1);
   }
@@ -643,6 +688,7 @@ TEST_CASE("STATS replies STATS n then every required name with its figure") {
   CHECK(std::stoull(stats["commands"]) >= 11);
   CHECK(std::stoull(stats["commits"]) >= 1);
   CHECK(std::stoull(stats["commits_inline"]) <= std::stoull(stats["commits"]));
+  CHECK(std::stoull(stats["commits_waited"]) <= std::stoull(stats["commits"]));
   CHECK(stats["transactions"] == "6");
   CHECK(stats["sending"] == "2");
   CHECK(stats["in_flight"] == "1");
