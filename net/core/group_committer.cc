@@ -130,7 +130,7 @@ bool GroupCommitter::waits_for_company() {
 }
 
 bool GroupCommitter::delays_for_company() {
-  if (urged_ || mean_writes_ < kDelayMeanWrites || !expects_company_ || !expects_company_())
+  if (urged_ || mean_writes_ <= kDelayMeanWrites || !expects_company_ || !expects_company_())
     return false;
   const auto now = std::chrono::steady_clock::now();
   const auto delay = std::chrono::microseconds(static_cast<int64_t>(2 * mean_write_us_));

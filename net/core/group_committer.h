@@ -89,12 +89,15 @@ class GroupCommitter {
   // scheduler turn (and its epoll_wait) that a posted commit costs.
   void hold() { held_ = true; }
   void release();
-  // A reply waits for group `seq`: when that is the open group, it is
-  // written without waiting for company.
+  // A reply waits for group `seq`: when that is the open group of replayed
+  // retries, it is written without waiting for a durable write to join it.
+  // It does not end a wait for clients' company (delays_for_company): every
+  // reply of a closed loop needs the group it waits in.
   void need(uint64_t seq);
   // The open group is written without waiting for company (a shutdown, a
   // backup, firing paused on memory).
   void urge();
+  // Replaces the defaults (tests).
   void set_tuning(const Tuning& tuning) { tuning_ = tuning; }
   // Nothing in flight and nothing staged.
   bool idle() const { return !in_flight_ && !staged_.has_open_group(); }
@@ -116,9 +119,9 @@ class GroupCommitter {
   // are slow: one means no client had a command staged while another's
   // commit was in flight, and there is little to serve meanwhile.
   static constexpr double kInlineMeanWrites = 4;
-  // Groups that carry more than this many transitions on average are
-  // written with company in mind (delays_for_company): below it, most
-  // commits have none to wait for.
+  // Groups written while they carry more than this many transitions on
+  // average may wait for company (delays_for_company): at or below it,
+  // most commits have none to wait for.
   static constexpr double kDelayMeanWrites = 1.05;
 
   // The open group goes to the worker: commits are slow and groups large.
