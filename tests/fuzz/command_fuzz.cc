@@ -195,7 +195,7 @@ class FuzzHost final : public net::SessionHost {
   std::optional<std::string> start_backup(const std::shared_ptr<net::Session>&) override {
     std::abort();  // unreachable while backups_enabled() is false
   }
-  void begin_command(ClientActivity::Mark&, std::chrono::steady_clock::time_point) override {
+  void begin_command(net::ClientActivity::Mark&, std::chrono::steady_clock::time_point) override {
     staged_->reset_observed();
   }
   uint64_t observed_seq() const override { return staged_->observed_seq(); }
