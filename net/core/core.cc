@@ -99,10 +99,7 @@ Status Core::open(const CoreOptions& options) {
   committer_ = std::make_unique<GroupCommitter>(
       io_, *staged_, *durable_, figures_,
       [this](uint64_t seq, const Status& s) { on_commit(seq, s); },
-      options.commit_wait ? GroupCommitter::ExpectsCompany([this] {
-        return active_clients_ && active_clients_() > commit_waiters_.size();
-      })
-                          : GroupCommitter::ExpectsCompany());
+      [this] { return active_clients_ && active_clients_() > commit_waiters_.size(); });
   // Counting and the invariant sweep run on a snapshot in the background;
   // their repairs are committed like any other change.
   sweep_ = std::make_unique<BackgroundSweep>(

@@ -40,9 +40,6 @@ struct CoreOptions {
   uint64_t backup_rate_limit_bytes_per_s = 0;  // 0: unlimited
   // A reconciler pass starts this long after the previous one ended; 0: off.
   int64_t reconcile_every_ms = 60'000;
-  // A commit may wait briefly for the commands of clients that are not
-  // waiting for it (GroupCommitter, set_active_clients); off: never.
-  bool commit_wait = true;
   // Time every commit's RocksDB write by its parts (storage/write_profile.h)
   // and show the sums in STATS and on the metrics page.
   bool profile_writes = false;
@@ -90,7 +87,8 @@ class Core {
   void forget_commit_waiter(CommitWaiter* waiter) { commit_waiters_.erase(waiter); }
   // How many clients sent a command lately (the server's sessions). With
   // it, a commit written on the io thread may wait a little for the
-  // commands of those not waiting for it (see GroupCommitter).
+  // commands of those not waiting for it (see GroupCommitter); without
+  // it (the embedded engine, `--commit-wait off`), commits never wait.
   void set_active_clients(std::function<size_t()> count) { active_clients_ = std::move(count); }
   // Hands `waiter` the queue's next request when it has one.
   void park(const std::shared_ptr<ReserveWaiter>& waiter, const std::string& queue);

@@ -15,9 +15,9 @@ GroupCommitter::GroupCommitter(asio::io_context& io, storage::StagedKv& staged,
       staged_(staged),
       durable_(durable),
       done_(std::move(done)),
-      company_timer_(io),
+      replayed_wait_{asio::steady_timer(io)},
       expects_company_(std::move(expects_company)),
-      delay_timer_(io),
+      company_wait_{asio::steady_timer(io)},
       commits_(figures.counter({.name = "commits_total",
                                 .kind = FigureKind::kCounter,
                                 .help = "Group commits written.",
@@ -103,52 +103,41 @@ bool GroupCommitter::to_worker() const {
          mean_write_us_ > static_cast<double>(tuning_.slow_commit.count());
 }
 
-std::chrono::steady_clock::time_point GroupCommitter::ready_since(
-    std::chrono::steady_clock::time_point now) {
+bool GroupCommitter::waits(Wait& wait, std::chrono::steady_clock::duration limit) {
+  const auto now = std::chrono::steady_clock::now();
   if (waiting_seq_ != staged_.open_seq()) {
     waiting_seq_ = staged_.open_seq();
     waiting_since_ = now;
   }
-  return waiting_since_;
-}
-
-bool GroupCommitter::waits_for_company() {
-  if (urged_ || needed_ || !staged_.open_group_replayed_only()) return false;
-  const auto now = std::chrono::steady_clock::now();
-  const auto until = ready_since(now) + kReplayedWait;
+  const auto until = waiting_since_ + limit;
   if (now >= until) return false;
-  if (!company_timer_armed_) {
-    company_timer_armed_ = true;
-    company_timer_.expires_at(until);
-    company_timer_.async_wait([this](const asio::error_code& ec) {
+  if (!wait.armed) {
+    wait.armed = true;
+    wait.timer.expires_at(until);
+    wait.timer.async_wait([this, &wait](const asio::error_code& ec) {
       if (ec) return;  // destroyed with the committer
-      company_timer_armed_ = false;
-      kick();
+      wait.armed = false;
+      // Outside any pass: a group whose wait is over is written at once.
+      if (held_ || in_flight_ || !staged_.has_open_group() || waits_for_company()) return;
+      start_commit(/*post_inline=*/false);
     });
   }
   return true;
 }
 
+bool GroupCommitter::waits_for_company() {
+  if (urged_ || needed_ || !staged_.open_group_replayed_only()) return false;
+  return waits(replayed_wait_, kReplayedWait);
+}
+
 bool GroupCommitter::delays_for_company() {
   if (urged_ || mean_writes_ <= kDelayMeanWrites || !expects_company_ || !expects_company_())
     return false;
-  const auto now = std::chrono::steady_clock::now();
   const auto delay = std::chrono::microseconds(static_cast<int64_t>(2 * mean_write_us_));
-  const auto until = ready_since(now) + std::clamp(delay, tuning_.delay_min, tuning_.delay_max);
-  if (now >= until) return false;
+  if (!waits(company_wait_, std::clamp(delay, tuning_.delay_min, tuning_.delay_max))) return false;
   if (counted_wait_seq_ != staged_.open_seq()) {
     counted_wait_seq_ = staged_.open_seq();
     waited_commits_.add();
-  }
-  if (!delay_timer_armed_) {
-    delay_timer_armed_ = true;
-    delay_timer_.expires_at(until);
-    delay_timer_.async_wait([this](const asio::error_code& ec) {
-      if (ec) return;  // destroyed with the committer
-      delay_timer_armed_ = false;
-      if (held_ || in_flight_ || !staged_.has_open_group() || waits_for_company()) return;
-      start_commit(/*post_inline=*/false);
-    });
   }
   return true;
 }

@@ -138,9 +138,15 @@ class GroupCommitter {
   // Writes the open group unless it delays for company: on the worker, or
   // on the io thread, at once or posted behind the handlers already queued.
   void start_commit(bool post_inline);
-  // When the open group was first found ready to be written, at `now` or
-  // earlier: the start of its wait for company.
-  std::chrono::steady_clock::time_point ready_since(std::chrono::steady_clock::time_point now);
+  // A wait of the open group, and the timer that ends it.
+  struct Wait {
+    asio::steady_timer timer;
+    bool armed = false;
+  };
+  // The open group waits while less than `limit` has passed since it was
+  // first found ready to be written: arms `wait`'s timer, which writes it
+  // then (unless something else did or still holds it). False once over.
+  bool waits(Wait& wait, std::chrono::steady_clock::duration limit);
   void hand_to_worker();
   // Posted behind the handlers already queued (or left for release()), so
   // the group takes every command of the io thread's current pass before it
@@ -162,14 +168,12 @@ class GroupCommitter {
   double mean_write_us_ = 0;  // io thread only: time to write a group, moving mean
   Tuning tuning_;
   // io thread only: the wait of a group of replayed retries (waits_for_company).
-  asio::steady_timer company_timer_;
-  bool company_timer_armed_ = false;
+  Wait replayed_wait_;
   ExpectsCompany expects_company_;
-  asio::steady_timer delay_timer_;  // io thread only: delays_for_company's wait
-  bool delay_timer_armed_ = false;
+  Wait company_wait_;         // io thread only: delays_for_company's wait
   bool urged_ = false;        // the open group goes without waiting
   bool needed_ = false;       // a reply waits for the open group
-  uint64_t waiting_seq_ = 0;  // the open group that waits, since waiting_since_ (ready_since)
+  uint64_t waiting_seq_ = 0;  // the open group that waits, since waiting_since_ (waits)
   std::chrono::steady_clock::time_point waiting_since_;
   Counter& commits_;
   Counter& inline_commits_;

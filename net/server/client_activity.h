@@ -8,9 +8,9 @@ namespace tarde::net {
 
 // ClientActivity counts the connections that sent a command lately: within
 // the last one to two windows. A commit may wait a little for company only
-// while some of these clients are not themselves waiting for it (Core::
-// expects_company): a client that is waiting for the commit being held
-// cannot send the command that would share it. Constant time per command;
+// while more of these clients are active than wait for commits (the Core's
+// GroupCommitter::ExpectsCompany): a client that is waiting for the commit
+// being held cannot send the command that would share it. Constant time per command;
 // io thread only.
 class ClientActivity {
  public:
@@ -30,6 +30,7 @@ class ClientActivity {
   size_t active(TimePoint now);
 
  private:
+  int64_t window_of(TimePoint at) const;
   void advance_to(int64_t window);
 
   int64_t window_us_;

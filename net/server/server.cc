@@ -54,7 +54,9 @@ Server::Server(ServerOptions options)
       decoder_(options_.max_payload_bytes),
       core_(io_, figures_) {
   declare_figures();
-  core_.set_active_clients([this] { return activity_.active(std::chrono::steady_clock::now()); });
+  if (options_.commit_wait) {
+    core_.set_active_clients([this] { return activity_.active(std::chrono::steady_clock::now()); });
+  }
   core_.set_after_commands_hook([this] {
     if (shutting_down_) finish_shutdown_when_idle();
   });
@@ -112,7 +114,6 @@ Status Server::open() {
                   .backup_dir = options_.backup_dir,
                   .backup_rate_limit_bytes_per_s = options_.backup_rate_limit_bytes_per_s,
                   .reconcile_every_ms = options_.reconcile_every_ms,
-                  .commit_wait = options_.commit_wait,
                   .profile_writes = options_.profile_writes}));
 
   TARDE_RETURN_IF_ERROR(read_readiness_.open());

@@ -359,38 +359,34 @@ TEST_CASE("--backup-dir and --backup-rate-limit: defaults, values, refusals, hel
   CHECK(contains(help, "0 = unlimited (default 0)"));
 }
 
-TEST_CASE("--commit-wait: on by default, on or off, anything else refused") {
+namespace {
+
+// Checks an on/off flag of `serve`: its default, both words, and the
+// refusal (naming the flag) of anything else.
+void check_on_off_flag(const std::string& flag, bool net::ServerOptions::*field, bool by_default) {
   auto defaults = serve_flags({});
   REQUIRE(defaults.is_ok());
-  CHECK(defaults.value().commit_wait);
-  auto off = serve_flags({"--commit-wait", "off"});
-  REQUIRE(off.is_ok());
-  CHECK_FALSE(off.value().commit_wait);
-  auto on = serve_flags({"--commit-wait", "on"});
+  CHECK(defaults.value().*field == by_default);
+  auto on = serve_flags({flag, "on"});
   REQUIRE(on.is_ok());
-  CHECK(on.value().commit_wait);
-  for (const char* refused : {"no", "0", "Off", ""}) {
+  CHECK(on.value().*field);
+  auto off = serve_flags({flag, "off"});
+  REQUIRE(off.is_ok());
+  CHECK_FALSE(off.value().*field);
+  for (const char* refused : {"yes", "no", "1", "0", "ON", "Off", ""}) {
     CAPTURE(refused);
-    auto parsed = serve_flags({"--commit-wait", refused});
+    auto parsed = serve_flags({flag, refused});
     REQUIRE_FALSE(parsed.is_ok());
-    CHECK(contains(parsed.status().message(), "--commit-wait"));
+    CHECK(contains(parsed.status().message(), flag));
   }
 }
 
+}  // namespace
+
+TEST_CASE("--commit-wait: on by default, on or off, anything else refused") {
+  check_on_off_flag("--commit-wait", &net::ServerOptions::commit_wait, true);
+}
+
 TEST_CASE("--profile-writes: off by default, on or off, anything else refused") {
-  auto defaults = serve_flags({});
-  REQUIRE(defaults.is_ok());
-  CHECK_FALSE(defaults.value().profile_writes);
-  auto on = serve_flags({"--profile-writes", "on"});
-  REQUIRE(on.is_ok());
-  CHECK(on.value().profile_writes);
-  auto off = serve_flags({"--profile-writes", "off"});
-  REQUIRE(off.is_ok());
-  CHECK_FALSE(off.value().profile_writes);
-  for (const char* refused : {"yes", "1", "ON", ""}) {
-    CAPTURE(refused);
-    auto parsed = serve_flags({"--profile-writes", refused});
-    REQUIRE_FALSE(parsed.is_ok());
-    CHECK(contains(parsed.status().message(), "--profile-writes"));
-  }
+  check_on_off_flag("--profile-writes", &net::ServerOptions::profile_writes, false);
 }

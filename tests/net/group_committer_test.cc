@@ -77,15 +77,8 @@ struct CommitterRig {
       batch.put(Cf::kTx, "k" + std::to_string(next_key++), "v");
       REQUIRE(staged->write(batch).is_ok());
     }
-    const uint64_t seq = staged->last_staged_seq();
     committer->kick();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (last_done_seq < seq && std::chrono::steady_clock::now() < deadline) {
-      io.restart();
-      io.run_one_for(std::chrono::milliseconds(10));
-    }
-    REQUIRE(last_done_seq == seq);
-    io.restart();  // run_one_for() leaves a context out of work stopped
+    run_until_done(staged->last_staged_seq());
   }
 };
 
