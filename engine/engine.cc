@@ -264,7 +264,9 @@ void Engine::notify_ready(const std::string& queue, int64_t ready_at_ms) {
     if (ready_listener_) ready_listener_(queue);
     return;
   }
-  memory_timers_.insert(ready_at_ms, MemoryTimer{MemoryTimer::Kind::kReadyWake, queue, 0});
+  // One wake per queue and instant: a burst of retries fired early for the
+  // same instant arms one timer, not one each.
+  arm_wake(queue_state(queue), queue, ready_at_ms);
 }
 
 Result<TxReply> Engine::enqueue(const EnqueueArgs& args) {

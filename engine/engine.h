@@ -321,7 +321,9 @@ class Engine {
 
   // Timers: fires what is due (bounded per call), expires leases and wakes
   // queues whose delayed requests became ready. Returns true when more due
-  // work is already waiting (call again soon, after serving connections).
+  // work is already waiting (call again soon, after serving connections);
+  // a call that woke a queue fires nothing, so that the woken RESERVEs are
+  // served before the next chunk of fires.
   // With fire false only the memory timers run (lease expiries, wakes):
   // the server pauses firing while too much is uncommitted, and a waiting
   // RESERVE must still be woken at its request's instant.

@@ -13,14 +13,19 @@ Result<bool> Engine::run_timers(bool fire) {
   const int64_t now_ms = clock_.now_wall_ms();
   std::vector<TimerWheel<MemoryTimer>::Fired> fired;
   memory_timers_.advance(now_ms, fired);
+  bool woke = false;
   for (auto& timer : fired) {
     if (timer.value.kind == MemoryTimer::Kind::kLeaseExpiry) {
       TARDE_RETURN_IF_ERROR(expire_lease(timer.value.key, timer.value.id));
     } else if (ready_listener_) {
       ready_listener_(timer.value.key);
+      woke = true;
     }
   }
   if (!fire) return false;
+  // Requests came due: the RESERVEs woken for them go before the next chunk
+  // of fires, which would otherwise hold their hand-outs for its length.
+  if (woke) return true;
   if (pending_fires_.empty()) {
     std::vector<storage::DueEntry> due;
     TARDE_RETURN_IF_ERROR(due_.poll(now_ms + options_.retry_lead_ms, due, options_.fires_per_turn));

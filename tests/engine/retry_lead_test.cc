@@ -294,3 +294,40 @@ TEST_CASE("a fired retry is written as a replayed batch; an expired lease is not
   CHECK(staged.has_open_group());
   CHECK_FALSE(staged.open_group_replayed_only());  // the lease was memory only
 }
+
+TEST_CASE("a burst due at one instant arms one wake, which goes before the next chunk of fires") {
+  Rig rig;
+  const size_t burst = engine::Engine::Options{}.fires_per_turn + 8;
+  for (size_t i = 0; i < burst; ++i) {
+    engine::EnqueueArgs args = enqueue_args("pagos", "t" + std::to_string(i));
+    args.delay_ms = 1000;
+    REQUIRE(rig.f.engine->enqueue(args).is_ok());
+  }
+  const int64_t due_ms = rig.f.tx("t0").next_fire_at_ms;
+  CHECK_FALSE(rig.reserve().has_value());  // a worker waits for the burst
+
+  // One chunk moves ahead; the last 8 are still to fire at the instant.
+  rig.f.clock.set_wall_ms(due_ms - kLeadMs);
+  auto more = rig.f.engine->run_timers();
+  REQUIRE(more.is_ok());
+  CHECK(more.value());
+  CHECK(rig.f.tx("t0").state == TxState::kSending);
+  const std::string last = "t" + std::to_string(burst - 1);
+  CHECK(rig.f.tx(last).state == TxState::kScheduled);
+
+  // At the instant the call that wakes the queue fires nothing: the woken
+  // RESERVE is served first. Its chunk's requests armed one wake between them.
+  rig.f.clock.set_wall_ms(due_ms);
+  rig.f.woken.clear();
+  more = rig.f.engine->run_timers();
+  REQUIRE(more.is_ok());
+  CHECK(more.value());
+  CHECK(std::count(rig.f.woken.begin(), rig.f.woken.end(), "pagos") == 1);
+  CHECK(rig.f.tx(last).state == TxState::kScheduled);
+  auto got = rig.reserve();
+  REQUIRE(got.has_value());
+  CHECK(got->tx_id == "t0");
+
+  rig.run_timers();
+  CHECK(rig.f.tx(last).state == TxState::kSending);
+}
