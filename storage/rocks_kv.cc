@@ -354,6 +354,14 @@ rocksdb::Status open_db_with(const std::string& dir, const RocksKv::Options& opt
   if (options.log_sink) db_options.info_log = std::make_shared<ForwardingLogger>(options.log_sink);
   if (options.read_only) db_options.info_log = std::make_shared<DiscardingLogger>();
   if (options.env_for_test != nullptr) db_options.env = options.env_for_test;
+  if (writable && options.background_yields) {
+    // Takes effect in each pool thread before its next job. A tuning: an
+    // Env that cannot do it leaves the threads as they are.
+    for (const auto pool : {rocksdb::Env::Priority::HIGH, rocksdb::Env::Priority::LOW}) {
+      db_options.env->LowerThreadPoolCPUPriority(pool, rocksdb::CpuPriority::kLow)
+          .PermitUncheckedError();
+    }
+  }
   db_options.create_if_missing = writable && options.create_if_missing;
   db_options.create_missing_column_families = writable;
   if (!options.secondary_path.empty()) {

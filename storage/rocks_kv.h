@@ -73,6 +73,13 @@ class RocksKv final : public Kv {
     std::function<void(const std::string& line)> log_sink;
     // Keep a WriteProfile of every write (write_profile()).
     bool profile_writes = false;
+    // Writable opens only: RocksDB's flush and compaction threads run at
+    // the lowest CPU priority (nice 19), so that on a busy machine they take
+    // the CPU the serving threads leave instead of delaying a timer or a
+    // reply by a scheduler slice. RocksDB's thread pools belong to the
+    // process: the server sets it; a process that embeds tarde decides for
+    // itself.
+    bool background_yields = false;
   };
 
   // One column family found in a directory, and whether it holds any key.

@@ -43,6 +43,9 @@ struct CoreOptions {
   // Time every commit's RocksDB write by its parts (storage/write_profile.h)
   // and show the sums in STATS and on the metrics page.
   bool profile_writes = false;
+  // RocksDB's flushes and compactions at the lowest CPU priority
+  // (storage::RocksKv::Options::background_yields).
+  bool background_yields = false;
 };
 
 // Core is what `tarde serve` and the embedded engine share: it opens a data

@@ -114,7 +114,8 @@ Status Server::open() {
                   .backup_dir = options_.backup_dir,
                   .backup_rate_limit_bytes_per_s = options_.backup_rate_limit_bytes_per_s,
                   .reconcile_every_ms = options_.reconcile_every_ms,
-                  .profile_writes = options_.profile_writes}));
+                  .profile_writes = options_.profile_writes,
+                  .background_yields = true}));
 
   TARDE_RETURN_IF_ERROR(read_readiness_.open());
   asio::error_code ec;

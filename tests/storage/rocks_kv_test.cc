@@ -6,9 +6,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/support/temp_dir.h"
 
@@ -242,6 +248,50 @@ TEST_CASE("rocks_kv: read-only open, missing dir, and scan bounds") {
   CHECK(kv->write(batch).code() == Status::Code::kInvalidArgument);
   CHECK(kv->close().is_ok());
   CHECK(kv->close().is_ok());  // idempotent
+}
+
+// The nice values of this process's threads named `name` (procfs: the 19th
+// field of a thread's stat, after the name in parentheses).
+std::vector<int> nice_of_threads(const std::string& name) {
+  std::vector<int> nices;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string thread_name;
+    std::getline(comm, thread_name);
+    if (thread_name != name) continue;
+    std::ifstream stat_file(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 19 && fields >> field; ++i) {
+    }
+    nices.push_back(std::stoi(field));
+  }
+  return nices;
+}
+
+TEST_CASE("rocks_kv: background_yields runs RocksDB's flushes at the lowest CPU priority") {
+  // RocksDB's thread pools belong to the process: this is the one test that
+  // asks for it, and a pool thread lowers itself before its next job.
+  TempDir dir;
+  RocksKv::Options options = fast();
+  options.background_yields = true;
+  std::unique_ptr<RocksKv> kv = open_or_fail(dir.path(), options);
+  // More than a memtable holds: a flush runs on the pool's thread.
+  const std::string value(1024, 'v');
+  for (int round = 0; round < 6; ++round) {
+    KvBatch batch;
+    for (int i = 0; i < 1024; ++i) batch.put(Cf::kTx, std::to_string(round * 1024 + i), value);
+    REQUIRE(kv->write(batch).is_ok());
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::vector<int> nices = nice_of_threads("rocksdb:high");
+  while ((nices.empty() || nices.front() != 19) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    nices = nice_of_threads("rocksdb:high");
+  }
+  REQUIRE_FALSE(nices.empty());
+  CHECK(nices.front() == 19);
 }
 
 }  // namespace
