@@ -250,8 +250,7 @@ TEST_CASE("rocks_kv: read-only open, missing dir, and scan bounds") {
   CHECK(kv->close().is_ok());  // idempotent
 }
 
-// The nice values of this process's threads named `name` (procfs: the 19th
-// field of a thread's stat, after the name in parentheses).
+// The nice values of this process's threads named `name`, from procfs.
 std::vector<int> nice_of_threads(const std::string& name) {
   std::vector<int> nices;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
@@ -261,10 +260,10 @@ std::vector<int> nice_of_threads(const std::string& name) {
     if (thread_name != name) continue;
     std::ifstream stat_file(task.path() / "stat");
     std::string stat((std::istreambuf_iterator<char>(stat_file)), std::istreambuf_iterator<char>());
+    // The fields after the name start at the third; the nice value is the 19th.
     std::istringstream fields(stat.substr(stat.rfind(')') + 2));
     std::string field;
-    for (int i = 3; i <= 19 && fields >> field; ++i) {
-    }
+    for (int index = 3; index <= 19; ++index) fields >> field;
     nices.push_back(std::stoi(field));
   }
   return nices;
