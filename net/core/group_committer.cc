@@ -117,9 +117,9 @@ bool GroupCommitter::waits(Wait& wait, std::chrono::steady_clock::duration limit
     wait.timer.async_wait([this, &wait](const asio::error_code& ec) {
       if (ec) return;  // destroyed with the committer
       wait.armed = false;
-      // Outside any pass: a group whose wait is over is written at once.
-      if (held_ || in_flight_ || !staged_.has_open_group() || waits_for_company()) return;
-      start_commit(/*post_inline=*/false);
+      // Outside any pass, a group whose wait is over is written at once,
+      // as at the end of one; a pass that holds the committer writes it.
+      if (!held_) release();
     });
   }
   return true;
