@@ -187,13 +187,15 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
   }
   if (changed.was_dead && !after.dead_lettered) batch.delete_dead(after.queue, after.tx_id);
   if (!changed.was_dead && after.dead_lettered) batch.put_dead(letter_of(after, now_ms));
-  // The state index: its one key moves only when the filed state does.
-  const storage::IndexedState filed = storage::indexed_state(after);
-  if (!before) {
-    batch.put_state(after.queue, filed, after.tx_id);
-  } else if (storage::indexed_state(*before) != filed || before->queue != after.queue) {
-    batch.delete_state(before->queue, storage::indexed_state(*before), after.tx_id);
-    batch.put_state(after.queue, filed, after.tx_id);
+  // The state index: its key, if the transaction has one (a SENDING
+  // request is indexed by its ready entry), moves only when the filed state
+  // does.
+  const std::optional<storage::IndexedState> filed = storage::filed_state(after);
+  const std::optional<storage::IndexedState> was =
+      before ? storage::filed_state(*before) : std::nullopt;
+  if (was != filed || (before && before->queue != after.queue)) {
+    if (was) batch.delete_state(before->queue, *was, after.tx_id);
+    if (filed) batch.put_state(after.queue, *filed, after.tx_id);
   }
 
   // The retry's due entry leaves the disk with this batch, not before: a

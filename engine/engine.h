@@ -451,7 +451,8 @@ class Engine {
   Summary summary(const storage::TxRecord& rec, int64_t now_ms) const;
   Status list_indexed(std::string_view queue, ListState state, std::string_view cursor,
                       std::string_view prefix, PageBuilder* page);
-  Status list_ready(std::string_view queue, std::string_view cursor, PageBuilder* page);
+  Status list_ready(std::string_view queue, std::string_view cursor, std::string_view prefix,
+                    PageBuilder* page);
   Status list_leased(std::string_view queue, std::string_view cursor, std::string_view prefix,
                      PageBuilder* page);
   Status fire_due(const storage::DueEntry& entry);

@@ -169,8 +169,8 @@ Result<ListPage> Engine::list(std::string_view queue, ListState state, std::stri
   }
   PageBuilder page(limit, reason, clock_.now_wall_ms());
   Status status;
-  if (state == ListState::kReady && prefix.empty()) {
-    status = list_ready(queue, cursor, &page);
+  if (state == ListState::kReady) {
+    status = list_ready(queue, cursor, prefix, &page);
   } else if (state == ListState::kLeased) {
     status = list_leased(queue, cursor, prefix, &page);
   } else {
@@ -180,8 +180,7 @@ Result<ListPage> Engine::list(std::string_view queue, ListState state, std::stri
   return page.take();
 }
 
-// The state index in tx_id order. Ready requests (with a prefix: the ready
-// index is not in tx_id order) are the SENDING ones less those leased.
+// The state index in tx_id order.
 Status Engine::list_indexed(std::string_view queue, ListState state, std::string_view cursor,
                             std::string_view prefix, PageBuilder* page) {
   Result<std::string> after = parse_tx_cursor(cursor);
@@ -199,16 +198,18 @@ Status Engine::list_indexed(std::string_view queue, ListState state, std::string
         std::optional<TxRecord>& rec = found.value();
         // A key whose transaction moved on is not listed (the sweep deletes
         // such keys); neither is a leased request in the ready listing.
-        const bool shown = rec && rec->queue == queue && storage::indexed_state(*rec) == wanted &&
-                           !(state == ListState::kReady && leases_.count(tx_id) != 0);
+        const bool shown = rec && rec->queue == queue && storage::filed_state(*rec) == wanted;
         page->walked(tx_cursor(tx_id), shown ? std::move(rec) : std::nullopt);
         return true;
       }));
   return inner;
 }
 
-// The ready index in hand-out order, less the leased requests.
-Status Engine::list_ready(std::string_view queue, std::string_view cursor, PageBuilder* page) {
+// The ready index in hand-out order, less the leased requests; with a
+// prefix, those whose tx_id starts with it (SENDING transactions have no
+// state index key: their ready entry is their index).
+Status Engine::list_ready(std::string_view queue, std::string_view cursor, std::string_view prefix,
+                          PageBuilder* page) {
   Result<std::optional<ReadyQueue::Key>> after = parse_ready_cursor(cursor);
   if (!after.is_ok()) return after.status();
   Status inner;
@@ -223,7 +224,7 @@ Status Engine::list_ready(std::string_view queue, std::string_view cursor, PageB
     std::optional<TxRecord>& rec = found.value();
     const bool owned = rec && rec->state == storage::TxState::kSending &&
                        rec->ready_seq == entry.seq && rec->ready_at_ms == entry.ready_at_ms;
-    const bool shown = owned && leases_.count(entry.tx_id) == 0;
+    const bool shown = owned && leases_.count(entry.tx_id) == 0 && entry.tx_id.starts_with(prefix);
     page->walked(ready_cursor(key), shown ? std::move(rec) : std::nullopt);
     return true;
   };

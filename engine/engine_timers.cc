@@ -109,7 +109,7 @@ Status Engine::purge(const TxRecord& rec) {
   TARDE_ASSERT(storage::is_terminal(rec.state));
   storage::Batch batch;
   batch.delete_tx(rec.tx_id);
-  batch.delete_state(rec.queue, storage::indexed_state(rec), rec.tx_id);
+  batch.delete_state(rec.queue, *storage::filed_state(rec), rec.tx_id);  // terminal: filed
   batch.delete_due(rec.due_at_ms, rec.tx_id);
   TARDE_RETURN_IF_ERROR(store_.scan_events(rec.tx_id, [&](uint64_t seq, const auto&) {
     batch.delete_event(rec.tx_id, seq);

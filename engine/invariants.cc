@@ -102,10 +102,12 @@ bool below_ready_floor(const ReadyFloors& floors, const TxRecord& rec) {
 
 // What the checks of one sweep share: each queue's ready floor, and whether
 // the store keeps the state index (a stopped store of format version 1,
-// read by a tool, does not).
+// read by a tool, does not), and whether it files SENDING transactions (a
+// stopped store of format 2 to 4 does).
 struct SweepContext {
   ReadyFloors floors;
   bool state_index = true;
+  bool files_sending = false;
 };
 
 Result<SweepContext> read_context(storage::Store& store) {
@@ -113,7 +115,16 @@ Result<SweepContext> read_context(storage::Store& store) {
   if (!floors.is_ok()) return floors.status();
   Result<bool> state_index = store.has_state_index();
   if (!state_index.is_ok()) return state_index.status();
-  return SweepContext{std::move(floors).value(), state_index.value()};
+  Result<bool> files_sending = store.files_sending();
+  if (!files_sending.is_ok()) return files_sending.status();
+  return SweepContext{std::move(floors).value(), state_index.value(), files_sending.value()};
+}
+
+// The state index key rec owns in a store that files SENDING transactions
+// or not (storage::filed_state).
+std::optional<storage::IndexedState> owned_state(const TxRecord& rec, bool files_sending) {
+  if (files_sending && rec.state != TxState::kNone) return storage::indexed_state(rec);
+  return storage::filed_state(rec);
 }
 
 // The owned entries found, by index: 0 due, 1 ready, 2 dead, 3 state.
@@ -163,8 +174,9 @@ Status check_owned(storage::Store& store, const SweepContext& context, const TxR
     if (!letter.value()) out->push_back(missing(rec, Cf::kDead, "its dead letter is missing"));
     if (letter.value()) found(2);
   }
-  if (context.state_index && rec.state != TxState::kNone) {
-    const uint8_t filed = static_cast<uint8_t>(storage::indexed_state(rec));
+  const std::optional<storage::IndexedState> owned = owned_state(rec, context.files_sending);
+  if (context.state_index && owned) {
+    const auto filed = static_cast<uint8_t>(*owned);
     auto value = kv.get(Cf::kState, storage::state_key(rec.queue, filed, rec.tx_id));
     if (!value.is_ok()) return value.status();
     if (!value.value()) out->push_back(missing(rec, Cf::kState, "its state index key is missing"));
@@ -254,9 +266,9 @@ constexpr const char* kOrphanReady = "no transaction owns this request";
 constexpr const char* kOrphanDead = "no transaction owns this dead letter";
 constexpr const char* kOrphanState = "no transaction is filed under this state index key";
 
-bool owns_state(const TxRecord& owner, const storage::StateKey& k) {
-  return owner.queue == k.queue && owner.state != TxState::kNone &&
-         static_cast<uint8_t>(storage::indexed_state(owner)) == k.state;
+bool owns_state(const TxRecord& owner, const storage::StateKey& k, bool files_sending) {
+  const std::optional<storage::IndexedState> owned = owned_state(owner, files_sending);
+  return owner.queue == k.queue && owned && static_cast<uint8_t>(*owned) == k.state;
 }
 
 Status check_due(storage::Store& store, Sweep* sweep, SweepControl* control) {
@@ -284,10 +296,14 @@ Status check_dead(storage::Store& store, Sweep* sweep, SweepControl* control) {
       sweep, control);
 }
 
-Status check_state(storage::Store& store, Sweep* sweep, SweepControl* control) {
+Status check_state(storage::Store& store, const SweepContext& context, Sweep* sweep,
+                   SweepControl* control) {
   return check_index<storage::StateKey>(
       store, Cf::kState, kOrphanState,
-      [&](const auto& visit) { return store.scan_all_state(visit); }, owns_state,
+      [&](const auto& visit) { return store.scan_all_state(visit); },
+      [&context](const TxRecord& owner, const storage::StateKey& k) {
+        return owns_state(owner, k, context.files_sending);
+      },
       [](const storage::StateKey& k) { return storage::state_key(k.queue, k.state, k.tx_id); },
       sweep, control);
 }
@@ -320,7 +336,8 @@ Result<bool> still_orphan(storage::Store& store, Cf cf, const std::string& key) 
     if (!parts.is_ok()) return true;
     const storage::StateKey entry = parts.value();
     tx_id = entry.tx_id;
-    owns = [entry](const TxRecord& rec) { return owns_state(rec, entry); };
+    // Repairs run on a store this build has upgraded: it files no SENDING.
+    owns = [entry](const TxRecord& rec) { return owns_state(rec, entry, false); };
   } else {
     auto parts = storage::decode_dead_key(key);
     if (!parts.is_ok()) return true;
@@ -374,7 +391,7 @@ Status sweep_invariants(storage::Store& store, Sweep* sweep, SweepControl* contr
     if (i == 0) TARDE_RETURN_IF_ERROR(check_due(store, sweep, control));
     if (i == 1) TARDE_RETURN_IF_ERROR(check_ready(store, sweep, control));
     if (i == 2) TARDE_RETURN_IF_ERROR(check_dead(store, sweep, control));
-    if (i == 3) TARDE_RETURN_IF_ERROR(check_state(store, sweep, control));
+    if (i == 3) TARDE_RETURN_IF_ERROR(check_state(store, context.value(), sweep, control));
   }
   return Status::ok();
 }
@@ -436,7 +453,8 @@ Status repair_violations(storage::Store& store, const std::vector<Violation>& vi
     } else if (v.kind == Violation::Kind::kMissingIndex && v.cf == Cf::kReady) {
       batch.put_ready({rec.queue, rec.ready_at_ms, rec.ready_seq, rec.tx_id, rec.next_attempt});
     } else if (v.kind == Violation::Kind::kMissingIndex && v.cf == Cf::kState) {
-      batch.put_state(rec.queue, storage::indexed_state(rec), rec.tx_id);
+      if (const auto filed = storage::filed_state(rec))
+        batch.put_state(rec.queue, *filed, rec.tx_id);
     } else if (v.kind == Violation::Kind::kMissingIndex && v.cf == Cf::kDead) {
       batch.put_dead({rec.queue, rec.tx_id, rec.next_attempt, rec.deliveries, rec.updated_at_ms,
                       rec.payload, rec.failures});

@@ -28,6 +28,13 @@ IndexedState indexed_state(const TxRecord& rec) {
   return static_cast<IndexedState>(rec.state);
 }
 
+std::optional<IndexedState> filed_state(const TxRecord& rec) {
+  if (rec.state == TxState::kNone) return std::nullopt;
+  const IndexedState state = indexed_state(rec);
+  if (state == IndexedState::kSending) return std::nullopt;
+  return state;
+}
+
 bool is_terminal(TxState state) {
   return state == TxState::kSucceeded || state == TxState::kFailed;
 }

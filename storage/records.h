@@ -121,11 +121,10 @@ struct TxRecord {
 // A transaction's place in the state index (column family `state`, format
 // version 2): its TxState, except that a SENDING transaction whose request
 // is dead-lettered is filed apart, so that the ready requests of a queue and
-// its dead letters are listed without walking each other. The engine keeps
-// exactly one index key per transaction. Value is stored on disk; never
-// renumber.
+// its dead letters are listed without walking each other. Value is stored on
+// disk; never renumber.
 enum class IndexedState : uint8_t {
-  kSending = 1,  // a request ready or leased
+  kSending = 1,  // a request ready or leased; filed only by formats 2 to 4
   kInFlight = 2,
   kScheduled = 3,
   kSucceeded = 4,
@@ -134,8 +133,14 @@ enum class IndexedState : uint8_t {
 };
 inline constexpr uint8_t kIndexedStateMax = 6;
 
-// Where rec is filed. Requires: rec.state is not kNone.
+// The state rec is in, as the state index names states. Requires: rec.state
+// is not kNone.
 IndexedState indexed_state(const TxRecord& rec);
+// The state index key rec owns, if any (format version 5): every state but
+// SENDING with a request in `ready`, which that entry already indexes, so
+// that the short life of a request (ENQUEUE, hand-out, answer) moves no
+// state key. nullopt for kNone too.
+std::optional<IndexedState> filed_state(const TxRecord& rec);
 
 // The value of a `due` entry; the key holds fire_at_ms and tx_id.
 struct DueValue {

@@ -225,7 +225,7 @@ Status Store::ensure_format(FormatUpgrade* upgrade,
   return kv_.write(batch);
 }
 
-// Version 1 to 2: every transaction gets its state index key. Keys of an
+// Version 1: every transaction gets the state index key filed_state says. Keys of an
 // earlier, interrupted run are written again (a put of the same key).
 Status Store::file_every_transaction(uint64_t* indexed,
                                      const std::function<void(uint64_t indexed)>& progress) {
@@ -243,7 +243,8 @@ Status Store::file_every_transaction(uint64_t* indexed,
             return Result<bool>(bad_record(
                 Cf::kTx, key, Status::corruption("record does not match its key or has no state")));
           }
-          batch.put_state(record->queue, indexed_state(record.value()), record->tx_id);
+          const std::optional<IndexedState> filed = filed_state(record.value());
+          if (filed) batch.put_state(record->queue, *filed, record->tx_id);
           last.assign(key);
           in_batch += 1;
           return Result<bool>(in_batch < kUpgradeBatchTransactions);
@@ -257,8 +258,49 @@ Status Store::file_every_transaction(uint64_t* indexed,
   }
 }
 
-// Versions 2 and 3 to 4 rewrite nothing: a record of version 2 keeps its
-// events in `events`, and a record of either is read in the cereal layout
+// Versions 2 to 4 to 5: the state keys of SENDING transactions go, queue by
+// queue. A queue's keys all start with its name and 0x00, so the name
+// followed by 0x01 sorts after every one of them and before the next
+// queue's: the scan seeks there for the next queue.
+Status Store::unfile_sending(uint64_t* unfiled) {
+  const auto sending = static_cast<uint8_t>(IndexedState::kSending);
+  std::string next_queue;  // where the next queue's keys start; empty: the first
+  for (;;) {
+    std::optional<std::string> queue;
+    TARDE_RETURN_IF_ERROR(
+        decoding_scan(kv_, Cf::kState, next_queue, {}, [&](std::string_view key, std::string_view) {
+          Result<StateKey> parts = decode_state_key(key);
+          if (!parts.is_ok()) return Result<bool>(bad_record(Cf::kState, key, parts.status()));
+          queue = parts->queue;
+          return Result<bool>(false);
+        }));
+    if (!queue) return Status::ok();
+    std::string lower = state_prefix(*queue, sending);
+    const std::string upper = prefix_end(lower);
+    for (;;) {
+      Batch batch;
+      size_t in_batch = 0;
+      std::string last;
+      TARDE_RETURN_IF_ERROR(
+          decoding_scan(kv_, Cf::kState, lower, upper, [&](std::string_view key, std::string_view) {
+            Result<StateKey> parts = decode_state_key(key);
+            if (!parts.is_ok()) return Result<bool>(bad_record(Cf::kState, key, parts.status()));
+            batch.delete_state(parts->queue, IndexedState::kSending, parts->tx_id);
+            last.assign(key);
+            in_batch += 1;
+            return Result<bool>(in_batch < kUpgradeBatchTransactions);
+          }));
+      if (in_batch > 0) TARDE_RETURN_IF_ERROR(write(batch));
+      *unfiled += in_batch;
+      if (in_batch < kUpgradeBatchTransactions) break;
+      lower = key_after(last);
+    }
+    next_queue = *queue + '\x01';
+  }
+}
+
+// Versions 2 to 4 rewrite no record: a record of version 2 keeps its events
+// in `events`, and a record of version 2 or 3 is read in the cereal layout
 // until its next transition writes it compact. The format record comes
 // last, in its own write, so that a crash part-way leaves the old version
 // to upgrade again.
@@ -267,21 +309,40 @@ Status Store::upgrade_from(uint32_t version, FormatUpgrade* upgrade,
   TARDE_ASSERT(version >= kFormatVersionOldest);
   TARDE_ASSERT(version < kFormatVersion);
   uint64_t indexed = 0;
-  if (version < 2) TARDE_RETURN_IF_ERROR(file_every_transaction(&indexed, progress));
+  uint64_t unfiled = 0;
+  if (version < 2) {
+    TARDE_RETURN_IF_ERROR(file_every_transaction(&indexed, progress));
+  } else {
+    TARDE_RETURN_IF_ERROR(unfile_sending(&unfiled));
+  }
   KvBatch format;
   format.put(Cf::kMeta, std::string(kMetaFormatKey), encode_format_version(kFormatVersion));
   TARDE_RETURN_IF_ERROR(kv_.write(format));
-  if (upgrade != nullptr) *upgrade = FormatUpgrade{version, indexed};
+  if (upgrade != nullptr) *upgrade = FormatUpgrade{version, indexed, unfiled};
   return Status::ok();
 }
 
-Result<bool> Store::has_state_index() {
+// The version the store's format record says; kFormatVersion for a new
+// store, which has none yet.
+Result<uint32_t> Store::stored_format_version() {
   Result<std::optional<std::string>> stored = kv_.get(Cf::kMeta, kMetaFormatKey);
   if (!stored.is_ok()) return stored.status();
-  if (!stored->has_value()) return true;
+  if (!stored->has_value()) return kFormatVersion;
   Result<uint32_t> version = decode_format_version(stored.value().value());
   if (!version.is_ok()) return bad_record(Cf::kMeta, kMetaFormatKey, version.status());
+  return version.value();
+}
+
+Result<bool> Store::has_state_index() {
+  Result<uint32_t> version = stored_format_version();
+  if (!version.is_ok()) return version.status();
   return version.value() >= 2;
+}
+
+Result<bool> Store::files_sending() {
+  Result<uint32_t> version = stored_format_version();
+  if (!version.is_ok()) return version.status();
+  return version.value() >= 2 && version.value() <= 4;
 }
 
 Result<std::optional<TxRecord>> Store::get_tx(std::string_view tx_id) {

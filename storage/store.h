@@ -18,9 +18,11 @@ namespace tarde::storage {
 // transaction record hold its first and newest audit events (TxRecord class
 // version 2); version 4 writes transaction records and events in the
 // compact layout (storage/compact_record.h), which a build of version 3
-// cannot read. An older store is upgraded in place when it is opened for
-// writing (Store::ensure_format).
-inline constexpr uint32_t kFormatVersion = 4;
+// cannot read; version 5 files no SENDING transaction with a request in
+// `ready` in the state index (storage::filed_state), which a build of
+// version 4 would report as missing keys. An older store is upgraded in
+// place when it is opened for writing (Store::ensure_format).
+inline constexpr uint32_t kFormatVersion = 5;
 // The oldest format this build upgrades.
 inline constexpr uint32_t kFormatVersionOldest = 1;
 // Transactions filed per write while a store of version 1 is upgraded: one
@@ -31,7 +33,8 @@ inline constexpr size_t kUpgradeBatchTransactions = 10'000;
 // What Store::ensure_format did to bring an older store to kFormatVersion.
 struct FormatUpgrade {
   uint32_t from_version = 0;  // 0 when no upgrade ran
-  uint64_t indexed = 0;       // transactions filed in the state index
+  uint64_t indexed = 0;       // transactions filed (as filed_state says) from version 1
+  uint64_t unfiled = 0;       // SENDING keys taken out of the state index
 };
 
 // Batch collects the typed changes of one transition (state, retry index,
@@ -101,15 +104,16 @@ class Store {
   // Checks the meta "format" record. A store with no format record and no
   // transactions is new: the current version is written. A store of an older
   // version this build reads (kFormatVersionOldest and up) is upgraded in
-  // place. From versions 2 and 3 only the format record is written (their
-  // records are read as they are, and take the compact layout at their next
-  // transition). From version 1, first every
-  // transaction is filed in the state index, in writes of
-  // kUpgradeBatchTransactions (progress, when given, is called after each
-  // with the count so far), and the new version is written last, so that a
+  // place. Records of versions 2 to 4 are read as they are (they take the
+  // compact layout at their next transition). From versions 2 to 4, the
+  // state keys of SENDING transactions (IndexedState::kSending) are deleted,
+  // in writes of kUpgradeBatchTransactions keys. From version 1, first every
+  // transaction is filed in the state index (as filed_state says), in writes
+  // of kUpgradeBatchTransactions (progress, when given, is called after each
+  // with the count so far). The new version is written last, so that a
   // crash part-way leaves a store of the old version that the next open
-  // upgrades again (rewriting the same keys). `upgrade`, when given, says what
-  // was done. Returns corruption for a store that holds data but no format
+  // upgrades again (rewriting or deleting the same keys). `upgrade`, when
+  // given, says what was done. Returns corruption for a store that holds data but no format
   // record (not a tarde store) or a record that does not decode, and
   // invalid_argument for a newer format than this build understands. The
   // upgrade writes through this Store's Kv: give it the durable one, not an
@@ -121,6 +125,10 @@ class Store {
   // store of version 1 (never upgraded: it was not opened for writing) skip
   // the index then.
   [[nodiscard]] Result<bool> has_state_index();
+  // Whether the store files SENDING transactions with a request in `ready`
+  // under IndexedState::kSending: formats 2 to 4 did (a stopped store a
+  // tool reads as it is); 5 does not (filed_state).
+  [[nodiscard]] Result<bool> files_sending();
 
   [[nodiscard]] Result<std::optional<TxRecord>> get_tx(std::string_view tx_id);
   [[nodiscard]] Status write(const Batch& batch) { return kv_.write(batch.kv()); }
@@ -188,6 +196,8 @@ class Store {
                                     const std::function<void(uint64_t indexed)>& progress);
   [[nodiscard]] Status file_every_transaction(
       uint64_t* indexed, const std::function<void(uint64_t indexed)>& progress);
+  [[nodiscard]] Status unfile_sending(uint64_t* unfiled);
+  [[nodiscard]] Result<uint32_t> stored_format_version();
   [[nodiscard]] Status scan_ready_range(std::string_view queue, const std::string& lower,
                                         const std::function<bool(const ReadyEntry&)>& visit);
 

@@ -41,9 +41,11 @@ Status upgrade_format(storage::Kv& durable, const std::string& dir, Clock& clock
     spdlog::info("upgrading {}: {} transactions indexed", dir, indexed);
   }));
   if (upgrade.from_version == 0) return Status::ok();
-  spdlog::info("upgraded {} from format version {} to {}: {} transactions indexed in {} ms", dir,
-               upgrade.from_version, storage::kFormatVersion, upgrade.indexed,
-               clock.now_steady_ms() - started_ms);
+  spdlog::info(
+      "upgraded {} from format version {} to {}: {} transactions indexed, {} SENDING keys "
+      "unfiled in {} ms",
+      dir, upgrade.from_version, storage::kFormatVersion, upgrade.indexed, upgrade.unfiled,
+      clock.now_steady_ms() - started_ms);
   return Status::ok();
 }
 

@@ -1,6 +1,7 @@
 // The state index and LIST through the Engine: every transition keeps
-// exactly one index key per transaction (and writes none when the filed
-// state stays), purge deletes it, the invariant sweep checks and repairs it,
+// at most one index key per transaction (none while it is SENDING with a
+// ready request, which its ready entry indexes; and writes none when the
+// filed state stays), purge deletes it, the invariant sweep checks and repairs it,
 // an old store is upgraded at recovery, and LIST pages every state with
 // cursors, prefixes, reasons and its per-page budget. MemKv, ManualClock.
 #include <doctest/doctest.h>
@@ -113,17 +114,17 @@ using Ids = std::vector<std::string>;
 
 }  // namespace
 
-TEST_CASE("the state index follows every transition with one delete and one put, and no more") {
+TEST_CASE("the state index follows every transition, and a ready request moves no state key") {
   Rig rig;
   storage::QueueConfig config = rig.f.engine->config("pagos");
   config.max_deliveries = 1;
   config.retention_ms = 1000;
   REQUIRE(rig.f.engine->set_config("pagos", config).is_ok());
 
-  rig.enqueue(enqueue_args("pagos", "TX-1"));
-  CHECK(rig.kv.state_puts == 1);
+  rig.enqueue(enqueue_args("pagos", "TX-1"));  // its ready entry indexes it
+  CHECK(rig.kv.state_puts == 0);
   CHECK(rig.kv.state_deletes == 0);
-  CHECK(rig.index() == Ids{"pagos/1/TX-1"});
+  CHECK(rig.index().empty());
 
   auto got = rig.f.engine->reserve("pagos", 7);  // a lease: memory only
   REQUIRE(got.is_ok());
@@ -131,12 +132,14 @@ TEST_CASE("the state index follows every transition with one delete and one put,
   auto buried = rig.f.engine->release(7, "TX-1", 1, 0, "");  // SENDING, dead-lettered
   REQUIRE(buried.is_ok());
   CHECK(buried.value().outcome == Outcome::kBuried);
-  CHECK(rig.kv.state_deletes == 1);
+  CHECK(rig.kv.state_deletes == 0);
   CHECK(rig.kv.state_puts == 1);
   CHECK(rig.index() == Ids{"pagos/6/TX-1"});
 
   REQUIRE(rig.f.engine->redrive("pagos", "TX-1").is_ok());
-  CHECK(rig.index() == Ids{"pagos/1/TX-1"});
+  CHECK(rig.kv.state_deletes == 1);
+  CHECK(rig.kv.state_puts == 0);
+  CHECK(rig.index().empty());
   config.max_deliveries = 5;
   REQUIRE(rig.f.engine->set_config("pagos", config).is_ok());
   got = rig.f.engine->reserve("pagos", 7);
@@ -149,11 +152,13 @@ TEST_CASE("the state index follows every transition with one delete and one put,
   got = rig.f.engine->reserve("pagos", 7);
   REQUIRE(got.value().has_value());
   REQUIRE(rig.f.engine->sent("TX-1", 1).is_ok());
+  CHECK(rig.kv.state_deletes == 0);
+  CHECK(rig.kv.state_puts == 1);
   CHECK(rig.index() == Ids{"pagos/2/TX-1"});
   REQUIRE(rig.f.engine->respond("TX-1", 1, Answer::kCancelled, "", 1000).is_ok());
   CHECK(rig.index() == Ids{"pagos/3/TX-1"});
-  rig.advance(1000);  // the retry fires: SENDING again
-  CHECK(rig.index() == Ids{"pagos/1/TX-1"});
+  rig.advance(1000);  // the retry fires: SENDING again, its key goes
+  CHECK(rig.index().empty());
   got = rig.f.engine->reserve("pagos", 7);
   REQUIRE(got.value().has_value());
   REQUIRE(rig.f.engine->respond("TX-1", 2, Answer::kRejected, "NO", std::nullopt).is_ok());
@@ -212,9 +217,11 @@ TEST_CASE("LIST pages each state of a queue in order, with cursors, prefixes and
   CHECK(rig.all("pagos", ListState::kDead, 1) == Ids{"D-0", "D-1"});
   CHECK(rig.all("pagos", ListState::kLeased, 1) == Ids{"R-1"});
   // Ready: hand-out order (released again after the lease: behind), the
-  // leased one left out; with a prefix, tx_id order.
+  // leased one left out; with a prefix too.
   CHECK(rig.all("pagos", ListState::kReady, 1) == Ids{"R-2", "R-0"});
-  CHECK(rig.all("pagos", ListState::kReady, 1, "R") == Ids{"R-0", "R-2"});
+  CHECK(rig.all("pagos", ListState::kReady, 1, "R") == Ids{"R-2", "R-0"});
+  CHECK(rig.all("pagos", ListState::kReady, 1, "R-0") == Ids{"R-0"});
+  CHECK(rig.all("pagos", ListState::kReady, 1, "S").empty());
   CHECK(rig.all("other", ListState::kScheduled, 5).empty());
   CHECK(rig.all("nobody", ListState::kLeased, 5).empty());
 
@@ -274,7 +281,8 @@ TEST_CASE("LIST pages each state of a queue in order, with cursors, prefixes and
       CHECK_MESSAGE(bad("pagos", ListState::kReady, cursor, 10) == kInvalid, cursor);
     }
     CHECK(bad("pagos", ListState::kReady, "r0.0", 10) == Status::Code::kOk);
-    CHECK(bad("pagos", ListState::kReady, "tS-1", 10, "R") == Status::Code::kOk);
+    CHECK(bad("pagos", ListState::kReady, "r0.0", 10, "R") == Status::Code::kOk);
+    CHECK(bad("pagos", ListState::kReady, "tS-1", 10, "R") == kInvalid);
   }
   rig.check_sweep_clean();
 }
@@ -303,32 +311,40 @@ TEST_CASE("a page walks at most kListExaminedMax entries, then ends early with a
 
 TEST_CASE("the sweep reports and repairs missing, orphan and misfiled state index keys") {
   Rig rig;
-  rig.enqueue(enqueue_args("pagos", "A"));
-  rig.enqueue(enqueue_args("pagos", "B"));
-  rig.enqueue(enqueue_args("pagos", "C"));
+  for (const char* id : {"A", "B", "C"}) {
+    engine::EnqueueArgs args = enqueue_args("pagos", id);
+    args.delay_ms = kHourMs;
+    rig.enqueue(args);
+  }
+  rig.enqueue(enqueue_args("pagos", "D"));  // ready: no key
   storage::Batch damage;
-  damage.delete_state("pagos", storage::IndexedState::kSending, "A");   // missing
-  damage.put_state("pagos", storage::IndexedState::kSending, "GHOST");  // orphan
-  damage.put_state("pagos", storage::IndexedState::kScheduled, "B");    // misfiled: B has two
-  damage.put_state("elsewhere", storage::IndexedState::kSending, "C");  // wrong queue
+  damage.delete_state("pagos", storage::IndexedState::kScheduled, "A");   // missing
+  damage.put_state("pagos", storage::IndexedState::kScheduled, "GHOST");  // orphan
+  damage.put_state("pagos", storage::IndexedState::kInFlight, "B");       // misfiled: B has two
+  damage.put_state("elsewhere", storage::IndexedState::kScheduled, "C");  // wrong queue
+  damage.put_state("pagos", storage::IndexedState::kSending, "D");        // format 4's key
   REQUIRE(rig.f.store->write(damage).is_ok());
   engine::Sweep sweep;
   REQUIRE(engine::sweep_invariants(*rig.f.store, &sweep).is_ok());
   std::vector<std::string> texts;
   for (const auto& v : sweep.violations) texts.push_back(v.text);
-  CHECK(texts.size() == 4);
+  CHECK(texts.size() == 5);
   CHECK(std::find(texts.begin(), texts.end(), "A: its state index key is missing") != texts.end());
   CHECK(std::find(texts.begin(), texts.end(),
-                  "state 'pagos\\x00\\x01GHOST': no transaction is filed under this state index "
+                  "state 'pagos\\x00\\x03GHOST': no transaction is filed under this state index "
+                  "key") != texts.end());
+  CHECK(std::find(texts.begin(), texts.end(),
+                  "state 'pagos\\x00\\x01D': no transaction is filed under this state index "
                   "key") != texts.end());
   // A listing skips what the index names wrongly.
-  CHECK(rig.all("pagos", ListState::kScheduled, 5).empty());
-  CHECK(rig.all("elsewhere", ListState::kReady, 5, "C").empty());
+  CHECK(rig.all("pagos", ListState::kInFlight, 5).empty());
+  CHECK(rig.all("elsewhere", ListState::kScheduled, 5, "C").empty());
 
   rig.f.reopen();  // recovery repairs
-  CHECK(rig.index() == Ids{"pagos/1/A", "pagos/1/B", "pagos/1/C"});
+  CHECK(rig.index() == Ids{"pagos/3/A", "pagos/3/B", "pagos/3/C"});
   rig.check_sweep_clean();
-  CHECK(rig.all("pagos", ListState::kReady, 1, "") == Ids{"A", "B", "C"});
+  CHECK(rig.all("pagos", ListState::kScheduled, 1, "") == Ids{"A", "B", "C"});
+  CHECK(rig.all("pagos", ListState::kReady, 1, "") == Ids{"D"});
 }
 
 TEST_CASE("recovery upgrades a store of format 1 and LIST works on it") {
@@ -348,7 +364,39 @@ TEST_CASE("recovery upgrades a store of format 1 and LIST works on it") {
   rig.check_sweep_clean();
   rig.f.reopen();
   CHECK(rig.f.store->get_meta(storage::kMetaFormatKey).value() ==
-        std::optional<std::string>(storage::encode_format_version(4)));
+        std::optional<std::string>(storage::encode_format_version(storage::kFormatVersion)));
   CHECK(rig.all("pagos", ListState::kScheduled, 1) == Ids{"A", "B"});
+  rig.check_sweep_clean();
+}
+
+TEST_CASE("recovery upgrades a store of format 4: its SENDING keys go, and LIST works on it") {
+  Rig rig;
+  rig.enqueue(enqueue_args("pagos", "A"));  // ready
+  engine::EnqueueArgs later = enqueue_args("pagos", "B");
+  later.delay_ms = kHourMs;
+  rig.enqueue(later);
+  // As format 4 left it: A filed as SENDING.
+  storage::Batch old;
+  old.put_state("pagos", storage::IndexedState::kSending, "A");
+  old.put_meta(storage::kMetaFormatKey, storage::encode_format_version(4));
+  REQUIRE(rig.f.store->write(old).is_ok());
+  CHECK(rig.index() == Ids{"pagos/1/A", "pagos/3/B"});
+  rig.check_sweep_clean();  // format 4 files SENDING: A owns its key
+  storage::Batch lost;
+  lost.delete_state("pagos", storage::IndexedState::kSending, "A");
+  REQUIRE(rig.f.store->write(lost).is_ok());
+  engine::Sweep sweep;
+  REQUIRE(engine::sweep_invariants(*rig.f.store, &sweep).is_ok());
+  REQUIRE(sweep.violations.size() == 1);
+  CHECK(sweep.violations[0].text == "A: its state index key is missing");
+  REQUIRE(rig.f.store->write(old).is_ok());
+
+  rig.f.reopen();
+  CHECK(rig.f.store->get_meta(storage::kMetaFormatKey).value() ==
+        std::optional<std::string>(storage::encode_format_version(5)));
+  CHECK(rig.index() == Ids{"pagos/3/B"});
+  CHECK(rig.all("pagos", ListState::kReady, 1) == Ids{"A"});
+  CHECK(rig.all("pagos", ListState::kReady, 1, "A") == Ids{"A"});
+  CHECK(rig.all("pagos", ListState::kScheduled, 1) == Ids{"B"});
   rig.check_sweep_clean();
 }

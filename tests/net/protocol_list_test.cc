@@ -90,7 +90,8 @@ TEST_CASE("LIST replies ITEMS n next=<cursor> then n ITEM lines, and pages every
   CHECK(all(c, "q dead") == Ids{"d-1"});
   CHECK(all(c, "q leased") == Ids{"l-1"});
   CHECK(all(c, "q ready limit=1") == Ids{"r-2", "r-1"});    // hand-out order
-  CHECK(all(c, "q ready prefix=r-") == Ids{"r-1", "r-2"});  // tx_id order
+  CHECK(all(c, "q ready prefix=r-") == Ids{"r-2", "r-1"});  // hand-out order too
+  CHECK(all(c, "q ready prefix=r-1") == Ids{"r-1"});
   CHECK(all(c, "q scheduled prefix=s-4") == Ids{"s-4"});
   CHECK(all(c, "q scheduled prefix=zz").empty());
   CHECK(all(c, "q failed reason=CARD") == Ids{"f-2"});

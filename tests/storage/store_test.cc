@@ -368,7 +368,7 @@ TEST_CASE_TEMPLATE("store: ensure_format", Backend, STORE_BACKENDS) {
     REQUIRE(store.ensure_format().is_ok());
     Result<std::optional<std::string>> format = store.get_meta("format");
     REQUIRE(format.is_ok());
-    CHECK(format.value() == std::optional<std::string>(std::string("\0\0\0\4", 4)));
+    CHECK(format.value() == std::optional<std::string>(std::string("\0\0\0\5", 4)));
     CHECK(store.has_state_index().value());
     CHECK(store.ensure_format().is_ok());
   }
@@ -493,11 +493,14 @@ TEST_CASE_TEMPLATE("store: ensure_format upgrades a version 1 store by filing ev
   CHECK(upgrade.from_version == 1);
   CHECK(upgrade.indexed == count);
   CHECK(progress == std::vector<uint64_t>{kUpgradeBatchTransactions, count});
-  CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(4)));
+  CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(5)));
   CHECK(store.has_state_index().value());
+  CHECK_FALSE(store.files_sending().value());
+  // Filed as format 5 files: a SENDING transaction with a ready request
+  // (every fifth, but the dead-lettered ones) has no key.
   const std::vector<std::string> keys = state_keys(store);
-  CHECK(keys.size() == count);
-  CHECK(std::find(keys.begin(), keys.end(), "even/1/t0") != keys.end());
+  CHECK(keys.size() == count - (count + 9) / 10);
+  CHECK(std::find(keys.begin(), keys.end(), "even/1/t0") == keys.end());
   CHECK(std::find(keys.begin(), keys.end(), "odd/6/t5") != keys.end());   // dead-lettered
   CHECK(std::find(keys.begin(), keys.end(), "odd/2/t1") != keys.end());   // IN_FLIGHT
   CHECK(std::find(keys.begin(), keys.end(), "odd/5/t9") != keys.end());   // FAILED
@@ -510,9 +513,65 @@ TEST_CASE_TEMPLATE("store: ensure_format upgrades a version 1 store by filing ev
   CHECK(upgrade.indexed == 0);
 }
 
-TEST_CASE_TEMPLATE("store: a version 2 or 3 store is upgraded to 4 by its format record alone",
-                   Backend, STORE_BACKENDS) {
-  for (const uint32_t version : {2u, 3u}) {
+TEST_CASE_TEMPLATE("store: a version 2 to 4 store loses its SENDING keys, queue by queue", Backend,
+                   STORE_BACKENDS) {
+  for (const uint32_t version : {2u, 4u}) {
+    CAPTURE(version);
+    Backend backend;
+    Store store(backend.kv());
+    Batch batch;
+    batch.put_meta("format", encode_format_version(version));
+    // Queue names that prefix each other, around the 0x00 after a name: the
+    // scan must go from each queue to the next without skipping or mixing.
+    const std::vector<std::string> queues{"a", "q", "q-", "q0", "qq"};
+    size_t sending = 0;
+    for (const std::string& queue : queues) {
+      const size_t n = queue == "q" ? kUpgradeBatchTransactions + 3 : 2;
+      for (size_t i = 0; i < n; ++i) {
+        batch.put_state(queue, IndexedState::kSending, "s" + std::to_string(i));
+      }
+      sending += n;
+      batch.put_state(queue, IndexedState::kInFlight, "f");
+      batch.put_state(queue, IndexedState::kDeadLettered, "d");
+      batch.put_state(queue, IndexedState::kSucceeded, "s0");
+    }
+    REQUIRE(store.write(batch).is_ok());
+    CHECK(store.files_sending().value());
+
+    FormatUpgrade upgrade;
+    REQUIRE(store.ensure_format(&upgrade).is_ok());
+    CHECK(upgrade.from_version == version);
+    CHECK(upgrade.unfiled == sending);
+    CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(5)));
+    CHECK_FALSE(store.files_sending().value());
+    std::vector<std::string> expected;
+    for (const std::string& queue : queues) {
+      for (const char* rest : {"/2/f", "/4/s0", "/6/d"}) expected.push_back(queue + rest);
+    }
+    CHECK(state_keys(store) == expected);
+  }
+}
+
+TEST_CASE_TEMPLATE("store: a state key that does not decode stops the upgrade from 4", Backend,
+                   STORE_BACKENDS) {
+  Backend backend;
+  Store store(backend.kv());
+  Batch batch;
+  batch.put_meta("format", encode_format_version(4));
+  batch.put_state("q", IndexedState::kSending, "a");
+  REQUIRE(store.write(batch).is_ok());
+  KvBatch raw;
+  raw.put(Cf::kState, "no separator", "");
+  REQUIRE(backend.kv().write(raw).is_ok());
+  const Status status = store.ensure_format();
+  CHECK(status.code() == Status::Code::kCorruption);
+  CHECK(status.message().find("no separator") != std::string::npos);
+  CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(4)));
+}
+
+TEST_CASE_TEMPLATE("store: a version 2, 3 or 4 store keeps its records as they are", Backend,
+                   STORE_BACKENDS) {
+  for (const uint32_t version : {2u, 3u, 4u}) {
     CAPTURE(version);
     Backend backend;
     Store store(backend.kv());
@@ -536,7 +595,8 @@ TEST_CASE_TEMPLATE("store: a version 2 or 3 store is upgraded to 4 by its format
     CHECK(upgrade.from_version == version);
     CHECK(upgrade.indexed == 0);
     CHECK(progress_calls == 0);
-    CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(4)));
+    CHECK(upgrade.unfiled == 0);
+    CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(5)));
     // The record and its event stay as they were written, and read.
     CHECK(backend.kv().get(Cf::kTx, tx_key("a")).value() ==
           std::optional<std::string>(encode_tx_with_cereal_for_test(rec)));
