@@ -197,7 +197,7 @@ Status Engine::list_indexed(std::string_view queue, ListState state, std::string
         }
         std::optional<TxRecord>& rec = found.value();
         // A key whose transaction moved on is not listed (the sweep deletes
-        // such keys); neither is a leased request in the ready listing.
+        // such keys).
         const bool shown = rec && rec->queue == queue && storage::filed_state(*rec) == wanted;
         page->walked(tx_cursor(tx_id), shown ? std::move(rec) : std::nullopt);
         return true;
