@@ -113,11 +113,10 @@ struct SweepContext {
 Result<SweepContext> read_context(storage::Store& store) {
   Result<ReadyFloors> floors = read_ready_floors(store);
   if (!floors.is_ok()) return floors.status();
-  Result<bool> state_index = store.has_state_index();
-  if (!state_index.is_ok()) return state_index.status();
-  Result<bool> files_sending = store.files_sending();
-  if (!files_sending.is_ok()) return files_sending.status();
-  return SweepContext{std::move(floors).value(), state_index.value(), files_sending.value()};
+  Result<uint32_t> version = store.stored_format_version();
+  if (!version.is_ok()) return version.status();
+  return SweepContext{std::move(floors).value(), storage::keeps_state_index(version.value()),
+                      storage::files_sending_keys(version.value())};
 }
 
 // The state index key rec owns in a store that files SENDING transactions

@@ -258,6 +258,17 @@ Status Store::file_every_transaction(uint64_t* indexed,
   }
 }
 
+namespace {
+
+// A state key's parts, or corruption naming the key.
+Result<StateKey> decode_state_key_at(std::string_view key) {
+  Result<StateKey> parts = decode_state_key(key);
+  if (!parts.is_ok()) return bad_record(Cf::kState, key, parts.status());
+  return parts;
+}
+
+}  // namespace
+
 // Versions 2 to 4 to 5: the state keys of SENDING transactions go, queue by
 // queue. A queue's keys all start with its name and 0x00, so the name
 // followed by 0x01 sorts after every one of them and before the next
@@ -269,8 +280,8 @@ Status Store::unfile_sending(uint64_t* unfiled) {
     std::optional<std::string> queue;
     TARDE_RETURN_IF_ERROR(
         decoding_scan(kv_, Cf::kState, next_queue, {}, [&](std::string_view key, std::string_view) {
-          Result<StateKey> parts = decode_state_key(key);
-          if (!parts.is_ok()) return Result<bool>(bad_record(Cf::kState, key, parts.status()));
+          Result<StateKey> parts = decode_state_key_at(key);
+          if (!parts.is_ok()) return Result<bool>(parts.status());
           queue = parts->queue;
           return Result<bool>(false);
         }));
@@ -283,8 +294,8 @@ Status Store::unfile_sending(uint64_t* unfiled) {
       std::string last;
       TARDE_RETURN_IF_ERROR(
           decoding_scan(kv_, Cf::kState, lower, upper, [&](std::string_view key, std::string_view) {
-            Result<StateKey> parts = decode_state_key(key);
-            if (!parts.is_ok()) return Result<bool>(bad_record(Cf::kState, key, parts.status()));
+            Result<StateKey> parts = decode_state_key_at(key);
+            if (!parts.is_ok()) return Result<bool>(parts.status());
             batch.delete_state(parts->queue, IndexedState::kSending, parts->tx_id);
             last.assign(key);
             in_batch += 1;
@@ -322,8 +333,6 @@ Status Store::upgrade_from(uint32_t version, FormatUpgrade* upgrade,
   return Status::ok();
 }
 
-// The version the store's format record says; kFormatVersion for a new
-// store, which has none yet.
 Result<uint32_t> Store::stored_format_version() {
   Result<std::optional<std::string>> stored = kv_.get(Cf::kMeta, kMetaFormatKey);
   if (!stored.is_ok()) return stored.status();
@@ -336,13 +345,13 @@ Result<uint32_t> Store::stored_format_version() {
 Result<bool> Store::has_state_index() {
   Result<uint32_t> version = stored_format_version();
   if (!version.is_ok()) return version.status();
-  return version.value() >= 2;
+  return keeps_state_index(version.value());
 }
 
 Result<bool> Store::files_sending() {
   Result<uint32_t> version = stored_format_version();
   if (!version.is_ok()) return version.status();
-  return version.value() >= 2 && version.value() <= 4;
+  return files_sending_keys(version.value());
 }
 
 Result<std::optional<TxRecord>> Store::get_tx(std::string_view tx_id) {

@@ -23,6 +23,11 @@ namespace tarde::storage {
 // version 4 would report as missing keys. An older store is upgraded in
 // place when it is opened for writing (Store::ensure_format).
 inline constexpr uint32_t kFormatVersion = 5;
+// What a store of format `version` holds in its state index: keys at all
+// (version 2 and later), and keys of SENDING transactions with a request in
+// `ready` (versions 2 to 4; storage::filed_state).
+constexpr bool keeps_state_index(uint32_t version) { return version >= 2; }
+constexpr bool files_sending_keys(uint32_t version) { return version >= 2 && version <= 4; }
 // The oldest format this build upgrades.
 inline constexpr uint32_t kFormatVersionOldest = 1;
 // Transactions filed per write while a store of version 1 is upgraded: one
@@ -129,6 +134,10 @@ class Store {
   // under IndexedState::kSending: formats 2 to 4 did (a stopped store a
   // tool reads as it is); 5 does not (filed_state).
   [[nodiscard]] Result<bool> files_sending();
+  // The version the store's format record says; kFormatVersion for a new
+  // store, which has none yet. has_state_index and files_sending answer
+  // from it (keeps_state_index, files_sending_keys).
+  [[nodiscard]] Result<uint32_t> stored_format_version();
 
   [[nodiscard]] Result<std::optional<TxRecord>> get_tx(std::string_view tx_id);
   [[nodiscard]] Status write(const Batch& batch) { return kv_.write(batch.kv()); }
@@ -197,7 +206,6 @@ class Store {
   [[nodiscard]] Status file_every_transaction(
       uint64_t* indexed, const std::function<void(uint64_t indexed)>& progress);
   [[nodiscard]] Status unfile_sending(uint64_t* unfiled);
-  [[nodiscard]] Result<uint32_t> stored_format_version();
   [[nodiscard]] Status scan_ready_range(std::string_view queue, const std::string& lower,
                                         const std::function<bool(const ReadyEntry&)>& visit);
 

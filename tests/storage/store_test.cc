@@ -467,6 +467,21 @@ TEST_CASE_TEMPLATE("store: scan_state pages one queue's state by prefix and afte
         Status::Code::kCorruption);
 }
 
+// Writes `value` under `key` in `cf` as it is; the upgrade then stops as
+// corruption whose message holds `needle`, and the format stays `version`.
+template <typename Backend>
+void check_upgrade_stops(Backend& backend, Store& store, Cf cf, const std::string& key,
+                         const std::string& value, const std::string& needle, uint32_t version) {
+  KvBatch raw;
+  raw.put(cf, key, value);
+  REQUIRE(backend.kv().write(raw).is_ok());
+  const Status status = store.ensure_format();
+  CHECK(status.code() == Status::Code::kCorruption);
+  CHECK(status.message().find(needle) != std::string::npos);
+  CHECK(store.get_meta("format").value() ==
+        std::optional<std::string>(encode_format_version(version)));
+}
+
 TEST_CASE_TEMPLATE("store: ensure_format upgrades a version 1 store by filing every transaction",
                    Backend, STORE_BACKENDS) {
   Backend backend;
@@ -560,13 +575,7 @@ TEST_CASE_TEMPLATE("store: a state key that does not decode stops the upgrade fr
   batch.put_meta("format", encode_format_version(4));
   batch.put_state("q", IndexedState::kSending, "a");
   REQUIRE(store.write(batch).is_ok());
-  KvBatch raw;
-  raw.put(Cf::kState, "no separator", "");
-  REQUIRE(backend.kv().write(raw).is_ok());
-  const Status status = store.ensure_format();
-  CHECK(status.code() == Status::Code::kCorruption);
-  CHECK(status.message().find("no separator") != std::string::npos);
-  CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(4)));
+  check_upgrade_stops(backend, store, Cf::kState, "no separator", "", "no separator", 4);
 }
 
 TEST_CASE_TEMPLATE("store: a version 2, 3 or 4 store keeps its records as they are", Backend,
@@ -690,13 +699,7 @@ TEST_CASE_TEMPLATE("store: an upgrade cut short is done again, and a bad record 
     CHECK(state_keys(store) == std::vector<std::string>{"q/3/a", "q/3/b"});
   }
   SUBCASE("a record that does not decode is corruption, and the format stays 1") {
-    KvBatch raw;
-    raw.put(Cf::kTx, "c", "not a record");
-    REQUIRE(backend.kv().write(raw).is_ok());
-    const Status status = store.ensure_format();
-    CHECK(status.code() == Status::Code::kCorruption);
-    CHECK(status.message().find("'c'") != std::string::npos);
-    CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(1)));
+    check_upgrade_stops(backend, store, Cf::kTx, "c", "not a record", "'c'", 1);
   }
   SUBCASE("a record without a state is corruption") {
     TxRecord none = make_tx("c");
