@@ -196,8 +196,7 @@ Result<Store::FormatCheck> Store::check_format() {
   return FormatCheck{Format::kEmpty, ""};
 }
 
-Status Store::ensure_format(FormatUpgrade* upgrade,
-                            const std::function<void(uint64_t indexed)>& progress) {
+Status Store::ensure_format(FormatUpgrade* upgrade, const UpgradeProgress& progress) {
   if (upgrade != nullptr) *upgrade = FormatUpgrade{};
   Result<FormatCheck> check = check_format();
   if (!check.is_ok()) return check.status();
@@ -227,8 +226,7 @@ Status Store::ensure_format(FormatUpgrade* upgrade,
 
 // Version 1: every transaction gets the state index key filed_state says. Keys of an
 // earlier, interrupted run are written again (a put of the same key).
-Status Store::file_every_transaction(uint64_t* indexed,
-                                     const std::function<void(uint64_t indexed)>& progress) {
+Status Store::file_every_transaction(FormatUpgrade& done, const UpgradeProgress& progress) {
   std::string lower;  // the first tx key of the next chunk; empty: from the start
   for (;;) {
     Batch batch;
@@ -251,8 +249,8 @@ Status Store::file_every_transaction(uint64_t* indexed,
         });
     TARDE_RETURN_IF_ERROR(scanned);
     if (in_batch > 0) TARDE_RETURN_IF_ERROR(write(batch));
-    *indexed += in_batch;
-    if (in_batch > 0 && progress) progress(*indexed);
+    done.indexed += in_batch;
+    if (in_batch > 0 && progress) progress(done);
     if (in_batch < kUpgradeBatchTransactions) return Status::ok();
     lower = key_after(last);
   }
@@ -273,7 +271,7 @@ Result<StateKey> decode_state_key_at(std::string_view key) {
 // queue. A queue's keys all start with its name and 0x00, so the name
 // followed by 0x01 sorts after every one of them and before the next
 // queue's: the scan seeks there for the next queue.
-Status Store::unfile_sending(uint64_t* unfiled) {
+Status Store::unfile_sending(FormatUpgrade& done, const UpgradeProgress& progress) {
   const auto sending = static_cast<uint8_t>(IndexedState::kSending);
   std::string next_queue;  // where the next queue's keys start; empty: the first
   for (;;) {
@@ -302,7 +300,8 @@ Status Store::unfile_sending(uint64_t* unfiled) {
             return Result<bool>(in_batch < kUpgradeBatchTransactions);
           }));
       if (in_batch > 0) TARDE_RETURN_IF_ERROR(write(batch));
-      *unfiled += in_batch;
+      done.unfiled += in_batch;
+      if (in_batch > 0 && progress) progress(done);
       if (in_batch < kUpgradeBatchTransactions) break;
       lower = key_after(last);
     }
@@ -316,20 +315,19 @@ Status Store::unfile_sending(uint64_t* unfiled) {
 // last, in its own write, so that a crash part-way leaves the old version
 // to upgrade again.
 Status Store::upgrade_from(uint32_t version, FormatUpgrade* upgrade,
-                           const std::function<void(uint64_t indexed)>& progress) {
+                           const UpgradeProgress& progress) {
   TARDE_ASSERT(version >= kFormatVersionOldest);
   TARDE_ASSERT(version < kFormatVersion);
-  uint64_t indexed = 0;
-  uint64_t unfiled = 0;
+  FormatUpgrade done{version, 0, 0};
   if (version < 2) {
-    TARDE_RETURN_IF_ERROR(file_every_transaction(&indexed, progress));
+    TARDE_RETURN_IF_ERROR(file_every_transaction(done, progress));
   } else {
-    TARDE_RETURN_IF_ERROR(unfile_sending(&unfiled));
+    TARDE_RETURN_IF_ERROR(unfile_sending(done, progress));
   }
   KvBatch format;
   format.put(Cf::kMeta, std::string(kMetaFormatKey), encode_format_version(kFormatVersion));
   TARDE_RETURN_IF_ERROR(kv_.write(format));
-  if (upgrade != nullptr) *upgrade = FormatUpgrade{version, indexed, unfiled};
+  if (upgrade != nullptr) *upgrade = done;
   return Status::ok();
 }
 

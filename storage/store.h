@@ -42,6 +42,10 @@ struct FormatUpgrade {
   uint64_t unfiled = 0;       // SENDING keys taken out of the state index
 };
 
+// Told what an upgrade has done so far, after each of its writes, so that
+// a long one can be seen to move.
+using UpgradeProgress = std::function<void(const FormatUpgrade& so_far)>;
+
 // Batch collects the typed changes of one transition (state, retry index,
 // ready queue, audit event, dead letter) so that they commit as one atomic
 // Kv write. It encodes records as they are added; it is cheap to move.
@@ -112,10 +116,10 @@ class Store {
   // place. Records of versions 2 to 4 are read as they are (they take the
   // compact layout at their next transition). From versions 2 to 4, the
   // state keys of SENDING transactions (IndexedState::kSending) are deleted,
-  // in writes of kUpgradeBatchTransactions keys. From version 1, first every
+  // in writes of kUpgradeBatchTransactions keys. From version 1, every
   // transaction is filed in the state index (as filed_state says), in writes
-  // of kUpgradeBatchTransactions (progress, when given, is called after each
-  // with the count so far). The new version is written last, so that a
+  // of kUpgradeBatchTransactions. Progress, when given, is called after each
+  // of those writes with what was done so far. The new version is written last, so that a
   // crash part-way leaves a store of the old version that the next open
   // upgrades again (rewriting or deleting the same keys). `upgrade`, when
   // given, says what was done. Returns corruption for a store that holds data but no format
@@ -124,7 +128,7 @@ class Store {
   // upgrade writes through this Store's Kv: give it the durable one, not an
   // overlay that would hold every key in memory.
   [[nodiscard]] Status ensure_format(FormatUpgrade* upgrade = nullptr,
-                                     const std::function<void(uint64_t indexed)>& progress = {});
+                                     const UpgradeProgress& progress = {});
   // Whether the store keeps the state index: its format record says version
   // 2 or later, or it has none yet (a new store). Tools that read a stopped
   // store of version 1 (never upgraded: it was not opened for writing) skip
@@ -202,10 +206,9 @@ class Store {
 
  private:
   [[nodiscard]] Status upgrade_from(uint32_t version, FormatUpgrade* upgrade,
-                                    const std::function<void(uint64_t indexed)>& progress);
-  [[nodiscard]] Status file_every_transaction(
-      uint64_t* indexed, const std::function<void(uint64_t indexed)>& progress);
-  [[nodiscard]] Status unfile_sending(uint64_t* unfiled);
+                                    const UpgradeProgress& progress);
+  [[nodiscard]] Status file_every_transaction(FormatUpgrade& done, const UpgradeProgress& progress);
+  [[nodiscard]] Status unfile_sending(FormatUpgrade& done, const UpgradeProgress& progress);
   [[nodiscard]] Status scan_ready_range(std::string_view queue, const std::string& lower,
                                         const std::function<bool(const ReadyEntry&)>& visit);
 

@@ -19,7 +19,8 @@ namespace {
 constexpr size_t kTimerStagedKeysMax = 16384;
 
 // An upgrade of a big store logs its progress about every this many
-// transactions (some seconds apart), so that a long start is seen to move.
+// transactions filed or keys deleted (some seconds apart), so that a long
+// start is seen to move.
 constexpr uint64_t kUpgradeLogEvery = 1'000'000;
 
 // Brings a store of an older format to this build's (Store::ensure_format),
@@ -31,14 +32,21 @@ Status upgrade_format(storage::Kv& durable, const std::string& dir, Clock& clock
   const int64_t started_ms = clock.now_steady_ms();
   uint64_t logged = 0;
   storage::FormatUpgrade upgrade;
-  TARDE_RETURN_IF_ERROR(store.ensure_format(&upgrade, [&](uint64_t indexed) {
+  TARDE_RETURN_IF_ERROR(store.ensure_format(&upgrade, [&](const storage::FormatUpgrade& so_far) {
+    const uint64_t done = so_far.indexed + so_far.unfiled;
     if (logged == 0) {
-      spdlog::info("upgrading {} to format version {}: building the state index", dir,
-                   storage::kFormatVersion);
+      spdlog::info("upgrading {} from format version {} to {}: {}", dir, so_far.from_version,
+                   storage::kFormatVersion,
+                   so_far.from_version < 2 ? "building the state index"
+                                           : "deleting the state keys of SENDING transactions");
     }
-    if (logged != 0 && indexed - logged < kUpgradeLogEvery) return;
-    logged = indexed;
-    spdlog::info("upgrading {}: {} transactions indexed", dir, indexed);
+    if (logged != 0 && done - logged < kUpgradeLogEvery) return;
+    logged = done;
+    if (so_far.from_version < 2) {
+      spdlog::info("upgrading {}: {} transactions indexed", dir, so_far.indexed);
+    } else {
+      spdlog::info("upgrading {}: {} SENDING keys deleted", dir, so_far.unfiled);
+    }
   }));
   if (upgrade.from_version == 0) return Status::ok();
   spdlog::info(

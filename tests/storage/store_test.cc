@@ -504,7 +504,14 @@ TEST_CASE_TEMPLATE("store: ensure_format upgrades a version 1 store by filing ev
 
   std::vector<uint64_t> progress;
   FormatUpgrade upgrade;
-  REQUIRE(store.ensure_format(&upgrade, [&](uint64_t n) { progress.push_back(n); }).is_ok());
+  REQUIRE(store
+              .ensure_format(&upgrade,
+                             [&](const FormatUpgrade& so_far) {
+                               CHECK(so_far.from_version == 1);
+                               CHECK(so_far.unfiled == 0);
+                               progress.push_back(so_far.indexed);
+                             })
+              .is_ok());
   CHECK(upgrade.from_version == 1);
   CHECK(upgrade.indexed == count);
   CHECK(progress == std::vector<uint64_t>{kUpgradeBatchTransactions, count});
@@ -554,9 +561,21 @@ TEST_CASE_TEMPLATE("store: a version 2 to 4 store loses its SENDING keys, queue 
     CHECK(store.files_sending().value());
 
     FormatUpgrade upgrade;
-    REQUIRE(store.ensure_format(&upgrade).is_ok());
+    std::vector<uint64_t> progress;
+    REQUIRE(store
+                .ensure_format(&upgrade,
+                               [&](const FormatUpgrade& so_far) {
+                                 CHECK(so_far.from_version == version);
+                                 CHECK(so_far.indexed == 0);
+                                 progress.push_back(so_far.unfiled);
+                               })
+                .is_ok());
     CHECK(upgrade.from_version == version);
     CHECK(upgrade.unfiled == sending);
+    // After each write: queue a's 2 keys, q's first full write and its last
+    // 3, then q-, q0 and qq.
+    const uint64_t full = kUpgradeBatchTransactions;
+    CHECK(progress == std::vector<uint64_t>{2, 2 + full, 5 + full, 7 + full, 9 + full, 11 + full});
     CHECK(store.get_meta("format").value() == std::optional<std::string>(encode_format_version(5)));
     CHECK_FALSE(store.files_sending().value());
     std::vector<std::string> expected;
@@ -600,7 +619,8 @@ TEST_CASE_TEMPLATE("store: a version 2, 3 or 4 store keeps its records as they a
     CHECK(check->format == Store::Format::kOlder);
     size_t progress_calls = 0;
     FormatUpgrade upgrade;
-    REQUIRE(store.ensure_format(&upgrade, [&](uint64_t) { progress_calls += 1; }).is_ok());
+    REQUIRE(
+        store.ensure_format(&upgrade, [&](const FormatUpgrade&) { progress_calls += 1; }).is_ok());
     CHECK(upgrade.from_version == version);
     CHECK(upgrade.indexed == 0);
     CHECK(progress_calls == 0);
