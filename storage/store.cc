@@ -226,7 +226,7 @@ Status Store::ensure_format(FormatUpgrade* upgrade, const UpgradeProgress& progr
 
 // Version 1: every transaction gets the state index key filed_state says. Keys of an
 // earlier, interrupted run are written again (a put of the same key).
-Status Store::file_every_transaction(FormatUpgrade& done, const UpgradeProgress& progress) {
+Status Store::file_every_transaction(FormatUpgrade* done, const UpgradeProgress& progress) {
   std::string lower;  // the first tx key of the next chunk; empty: from the start
   for (;;) {
     Batch batch;
@@ -249,8 +249,8 @@ Status Store::file_every_transaction(FormatUpgrade& done, const UpgradeProgress&
         });
     TARDE_RETURN_IF_ERROR(scanned);
     if (in_batch > 0) TARDE_RETURN_IF_ERROR(write(batch));
-    done.indexed += in_batch;
-    if (in_batch > 0 && progress) progress(done);
+    done->indexed += in_batch;
+    if (in_batch > 0 && progress) progress(*done);
     if (in_batch < kUpgradeBatchTransactions) return Status::ok();
     lower = key_after(last);
   }
@@ -271,7 +271,7 @@ Result<StateKey> decode_state_key_at(std::string_view key) {
 // queue. A queue's keys all start with its name and 0x00, so the name
 // followed by 0x01 sorts after every one of them and before the next
 // queue's: the scan seeks there for the next queue.
-Status Store::unfile_sending(FormatUpgrade& done, const UpgradeProgress& progress) {
+Status Store::unfile_sending(FormatUpgrade* done, const UpgradeProgress& progress) {
   const auto sending = static_cast<uint8_t>(IndexedState::kSending);
   std::string next_queue;  // where the next queue's keys start; empty: the first
   for (;;) {
@@ -300,8 +300,8 @@ Status Store::unfile_sending(FormatUpgrade& done, const UpgradeProgress& progres
             return Result<bool>(in_batch < kUpgradeBatchTransactions);
           }));
       if (in_batch > 0) TARDE_RETURN_IF_ERROR(write(batch));
-      done.unfiled += in_batch;
-      if (in_batch > 0 && progress) progress(done);
+      done->unfiled += in_batch;
+      if (in_batch > 0 && progress) progress(*done);
       if (in_batch < kUpgradeBatchTransactions) break;
       lower = key_after(last);
     }
@@ -320,9 +320,9 @@ Status Store::upgrade_from(uint32_t version, FormatUpgrade* upgrade,
   TARDE_ASSERT(version < kFormatVersion);
   FormatUpgrade done{version, 0, 0};
   if (version < 2) {
-    TARDE_RETURN_IF_ERROR(file_every_transaction(done, progress));
+    TARDE_RETURN_IF_ERROR(file_every_transaction(&done, progress));
   } else {
-    TARDE_RETURN_IF_ERROR(unfile_sending(done, progress));
+    TARDE_RETURN_IF_ERROR(unfile_sending(&done, progress));
   }
   KvBatch format;
   format.put(Cf::kMeta, std::string(kMetaFormatKey), encode_format_version(kFormatVersion));

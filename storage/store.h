@@ -207,8 +207,8 @@ class Store {
  private:
   [[nodiscard]] Status upgrade_from(uint32_t version, FormatUpgrade* upgrade,
                                     const UpgradeProgress& progress);
-  [[nodiscard]] Status file_every_transaction(FormatUpgrade& done, const UpgradeProgress& progress);
-  [[nodiscard]] Status unfile_sending(FormatUpgrade& done, const UpgradeProgress& progress);
+  [[nodiscard]] Status file_every_transaction(FormatUpgrade* done, const UpgradeProgress& progress);
+  [[nodiscard]] Status unfile_sending(FormatUpgrade* done, const UpgradeProgress& progress);
   [[nodiscard]] Status scan_ready_range(std::string_view queue, const std::string& lower,
                                         const std::function<bool(const ReadyEntry&)>& visit);
 
