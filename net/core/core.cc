@@ -33,20 +33,20 @@ Status upgrade_format(storage::Kv& durable, const std::string& dir, Clock& clock
   uint64_t logged = 0;
   storage::FormatUpgrade upgrade;
   TARDE_RETURN_IF_ERROR(store.ensure_format(&upgrade, [&](const storage::FormatUpgrade& so_far) {
-    const uint64_t done = so_far.indexed + so_far.unfiled;
+    // A store without a state index has it built; a later one has its
+    // SENDING keys deleted (Store::ensure_format).
+    const bool filing = !storage::keeps_state_index(so_far.from_version);
+    const uint64_t done = filing ? so_far.indexed : so_far.unfiled;
     if (logged == 0) {
-      spdlog::info("upgrading {} from format version {} to {}: {}", dir, so_far.from_version,
-                   storage::kFormatVersion,
-                   so_far.from_version < 2 ? "building the state index"
-                                           : "deleting the state keys of SENDING transactions");
+      spdlog::info(
+          "upgrading {} from format version {} to {}: {}", dir, so_far.from_version,
+          storage::kFormatVersion,
+          filing ? "building the state index" : "deleting the state keys of SENDING transactions");
     }
     if (logged != 0 && done - logged < kUpgradeLogEvery) return;
     logged = done;
-    if (so_far.from_version < 2) {
-      spdlog::info("upgrading {}: {} transactions indexed", dir, so_far.indexed);
-    } else {
-      spdlog::info("upgrading {}: {} SENDING keys deleted", dir, so_far.unfiled);
-    }
+    spdlog::info("upgrading {}: {} {}", dir, done,
+                 filing ? "transactions indexed" : "SENDING keys deleted");
   }));
   if (upgrade.from_version == 0) return Status::ok();
   spdlog::info(
