@@ -144,7 +144,7 @@ Status Engine::persist(const TxRecord* before, TxRecord& after, const char* caus
                        std::string_view reason, std::optional<Answer> answer, int64_t due_at_ms) {
   const int64_t now_ms = clock_.now_wall_ms();
   after.updated_at_ms = now_ms;
-  storage::Batch batch;
+  storage::Batch batch = store_.batch();
   storage::EventRecord event{now_ms,
                              before ? before->state : TxState::kNone,
                              after.state,

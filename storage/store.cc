@@ -88,7 +88,9 @@ Status scan_queue_meta(Kv& kv, std::string_view prefix,
 }  // namespace
 
 void Batch::put_tx(const TxRecord& record) {
-  kv_.put(Cf::kTx, tx_key(record.tx_id), encode_tx(record));
+  std::string bytes = encode_tx(record);
+  if (decoded_ != nullptr) decoded_->remember(bytes, record);
+  kv_.put(Cf::kTx, tx_key(record.tx_id), std::move(bytes));
 }
 
 void Batch::delete_tx(std::string_view tx_id) { kv_.del(Cf::kTx, tx_key(tx_id)); }
@@ -357,11 +359,14 @@ Result<std::optional<TxRecord>> Store::get_tx(std::string_view tx_id) {
   Result<std::optional<std::string>> bytes = kv_.get(Cf::kTx, tx_key_view(tx_id));
   if (!bytes.is_ok()) return bytes.status();
   if (!bytes->has_value()) return std::optional<TxRecord>();
+  if (const TxRecord* known = decoded_.find(tx_id, bytes.value().value()))
+    return std::optional<TxRecord>(*known);
   Result<TxRecord> record = decode_tx(bytes.value().value());
   if (!record.is_ok()) return bad_record(Cf::kTx, tx_id, record.status());
   if (record->tx_id != tx_id) {
     return bad_record(Cf::kTx, tx_id, Status::corruption("record does not match its key"));
   }
+  decoded_.remember(bytes.value().value(), record.value());
   return std::optional<TxRecord>(std::move(record).value());
 }
 

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "storage/decoded_records.h"
 #include "storage/keys.h"
 #include "storage/kv.h"
 #include "storage/records.h"
@@ -51,6 +52,8 @@ using UpgradeProgress = std::function<void(const FormatUpgrade& so_far)>;
 // Kv write. It encodes records as they are added; it is cheap to move.
 class Batch {
  public:
+  Batch() = default;
+
   void put_tx(const TxRecord& record);
   void delete_tx(std::string_view tx_id);
   void put_due(const DueEntry& entry);
@@ -78,7 +81,13 @@ class Batch {
   void mark_replayed() { kv_.mark_replayed(); }
 
  private:
+  friend class Store;
+  explicit Batch(DecodedRecords* decoded) : decoded_(decoded) {}
+
   KvBatch kv_;
+  // Given by Store::batch(): each record put_tx encodes is remembered there
+  // with its bytes, so that the Store's next get_tx of it decodes nothing.
+  DecodedRecords* decoded_ = nullptr;
 };
 
 // Store is the typed view of a Kv: records in, records out, scans in the
@@ -148,6 +157,10 @@ class Store {
   // The same for a batch the caller is done with: its strings are moved, not
   // copied, into a Kv that keeps them (the server's StagedKv).
   [[nodiscard]] Status write(Batch&& batch) { return kv_.write(std::move(batch).take_kv()); }
+  // A batch whose put_tx records are remembered in their decoded form
+  // (DecodedRecords), so that reading one of them back decodes nothing. It
+  // must not outlive this Store.
+  Batch batch() { return Batch(&decoded_); }
 
   // Every transaction in tx_id order.
   [[nodiscard]] Status scan_tx(const std::function<bool(const TxRecord&)>& visit);
@@ -213,6 +226,7 @@ class Store {
                                         const std::function<bool(const ReadyEntry&)>& visit);
 
   Kv& kv_;
+  DecodedRecords decoded_;
 };
 
 }  // namespace tarde::storage
