@@ -124,6 +124,11 @@ static_assert(kLevel0FilesSlowingWrites < kLevel0FilesStoppingWrites);
 constexpr size_t kManifestPreallocationBytes = 64u << 10;
 // Info LOG files kept: one per start otherwise piles up to RocksDB's 1000.
 constexpr size_t kInfoLogFilesKept = 4;
+// A rocksdb::WriteBatch is a 12-byte header (sequence, count), then per op
+// a tag byte, the column family's id and the key's and value's lengths as
+// varints (at most 5 bytes each), and the bytes.
+constexpr size_t kWriteBatchHeaderBytes = 12;
+constexpr size_t kWriteBatchOpBytesMax = 1 + 3 * 5;
 static_assert(kWriteBufferBytes * 2 <= kMemtablesBytesTotal);
 
 // Shared by every open RocksKv of the process (a server opens one).
@@ -658,7 +663,12 @@ Status RocksKv::write(const KvBatch& batch) {
   if (writes_failing_) TARDE_RETURN_IF_ERROR(recover_writes());
   std::shared_lock<std::shared_mutex> lock(db_mutex_);
   if (db_ == nullptr) return Status::io_error("store " + dir_ + " could not be reopened");
-  rocksdb::WriteBatch write_batch;
+  // Room for every op at once: a group of 64 commands is about 35 KB, which
+  // a batch growing from empty copies about twice over.
+  size_t bytes = kWriteBatchHeaderBytes;
+  for (const KvOp& op : batch.ops())
+    bytes += kWriteBatchOpBytesMax + op.key.size() + op.value.size();
+  rocksdb::WriteBatch write_batch(bytes);
   for (const KvOp& op : batch.ops()) {
     TARDE_ASSERT(handle(op.cf) != nullptr);  // every family is open for writing
     rocksdb::Status status = op.is_delete ? write_batch.Delete(handle(op.cf), op.key)

@@ -89,7 +89,10 @@ Status scan_queue_meta(Kv& kv, std::string_view prefix,
 
 void Batch::put_tx(const TxRecord& record) {
   std::string bytes = encode_tx(record);
-  if (decoded_ != nullptr) decoded_->remember(bytes, record);
+  // A finished transaction is read again only by GET, HISTORY or its purge:
+  // remembering it would cost more than the rare decode it saves.
+  const bool finished = record.state == TxState::kSucceeded || record.state == TxState::kFailed;
+  if (decoded_ != nullptr && !finished) decoded_->remember(bytes, record);
   kv_.put(Cf::kTx, tx_key(record.tx_id), std::move(bytes));
 }
 
