@@ -14,7 +14,22 @@ void StagedKv::observe(const Version& version) {
 void StagedKv::drop_version(const Touched& key, uint64_t seq) {
   Versions& versions = key.at->second;
   std::erase_if(versions, [seq](const Version& version) { return version.seq == seq; });
-  if (versions.empty()) overlay_[static_cast<size_t>(key.cf)].erase(key.at);
+  if (!versions.empty()) return;
+  Overlay& overlay = overlay_[static_cast<size_t>(key.cf)];
+  if (spare_nodes_.size() < kSpareNodesMax) {
+    spare_nodes_.push_back(overlay.extract(key.at));
+  } else {
+    overlay.erase(key.at);
+  }
+}
+
+StagedKv::Overlay::iterator StagedKv::insert_key(Overlay& overlay, Overlay::iterator hint,
+                                                 std::string_view key) {
+  if (spare_nodes_.empty()) return overlay.emplace_hint(hint, std::string(key), Versions{});
+  Overlay::node_type node = std::move(spare_nodes_.back());
+  spare_nodes_.pop_back();
+  node.key().assign(key);
+  return overlay.insert(hint, std::move(node));
 }
 
 Result<std::optional<std::string>> StagedKv::get(Cf cf, std::string_view key) {
@@ -97,7 +112,9 @@ Status StagedKv::write(KvBatch&& batch) {
 void StagedKv::stage(const KvBatch& batch) {
   const uint64_t hand_out_dep = batch.replayed() ? hand_out_seq_ : open_seq_;
   for (const KvOp& op : batch.ops()) {
-    const auto at = overlay_[static_cast<size_t>(op.cf)].try_emplace(op.key).first;
+    Overlay& overlay = overlay_[static_cast<size_t>(op.cf)];
+    auto at = overlay.lower_bound(op.key);
+    if (at == overlay.end() || at->first != op.key) at = insert_key(overlay, at, op.key);
     Versions& versions = at->second;
     Version version{open_seq_, hand_out_dep, op.is_delete, op.value};
     if (!versions.empty() && versions.back().seq == open_seq_) {

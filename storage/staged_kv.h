@@ -144,8 +144,11 @@ class StagedKv final : public Kv {
   // over when it is the version of group `dropping`, dropped next.
   void remember_committed(const Overlay::iterator& at, uint64_t seq, uint64_t dropping);
   // Removes the key's version of group seq, and the key when no version is
-  // left.
+  // left (its node kept in spare_nodes_ while there is room).
   void drop_version(const Touched& key, uint64_t seq);
+  // Adds key, absent from overlay, at hint (where lower_bound found its
+  // place), in a spare node when there is one.
+  Overlay::iterator insert_key(Overlay& overlay, Overlay::iterator hint, std::string_view key);
   bool emit(const Overlay::const_iterator& it, const KvVisitor& visit, bool observed);
 
   Kv& base_;
@@ -154,6 +157,13 @@ class StagedKv final : public Kv {
   // or read from the base: the engine reads a record again right after
   // writing or reading it.
   RecentValues recent_tx_;
+  // Map nodes of keys whose last version was dropped, with their key's and
+  // version vector's memory, reused by the next new keys: most keys live
+  // for one group (a record written and committed, a ready entry put and
+  // deleted), and each new key otherwise allocated a node, its key and a
+  // vector. Bounded, so that a burst of keys does not stay allocated.
+  std::vector<Overlay::node_type> spare_nodes_;
+  static constexpr size_t kSpareNodesMax = 1024;
   KvBatch open_batch_;
   std::vector<Touched> open_keys_;  // the open group's keys, each once
   size_t open_writes_ = 0;
