@@ -254,10 +254,7 @@ void Engine::drop_lease(const std::string& tx_id) {
   queue.leased_keys.erase(it->second.ready_key);
   queue.leased_ids.erase(tx_id);
   auto conn = leases_by_conn_.find(it->second.conn);
-  if (conn != leases_by_conn_.end()) {
-    conn->second.erase(tx_id);
-    if (conn->second.empty()) leases_by_conn_.erase(conn);
-  }
+  if (conn != leases_by_conn_.end()) conn->second.erase(tx_id);
   leases_.erase(it);
 }
 
@@ -338,7 +335,7 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     lease.ready_key = key;
     lease.timer = memory_timers_.insert(
         lease.expires_at_ms, MemoryTimer{MemoryTimer::Kind::kLeaseExpiry, rec->tx_id, lease.id});
-    leases_[rec->tx_id] = lease;
+    leases_.insert_or_assign(rec->tx_id, std::move(lease));
     leases_by_conn_[conn].insert(rec->tx_id);
     queue.leased += 1;
     queue.handed_out += 1;

@@ -315,7 +315,10 @@ class Engine {
   const storage::QueueConfig& config(std::string_view queue);
   [[nodiscard]] Status set_config(std::string_view queue, const storage::QueueConfig& config);
   // Whether the connection holds a lease (it is working, not idle).
-  bool holds_leases(uint64_t conn) const { return leases_by_conn_.count(conn) != 0; }
+  bool holds_leases(uint64_t conn) const {
+    auto it = leases_by_conn_.find(conn);
+    return it != leases_by_conn_.end() && !it->second.empty();
+  }
   // Every lease held by a connection that closed ends as a failed delivery.
   [[nodiscard]] Status connection_closed(uint64_t conn);
 
@@ -478,6 +481,9 @@ class Engine {
   TimerWheel<MemoryTimer> memory_timers_;
   std::map<std::string, QueueState, std::less<>> queues_;
   std::unordered_map<std::string, Lease> leases_;
+  // A connection's entry stays, empty, from its first lease until it
+  // closes: a worker holding one lease at a time would otherwise build and
+  // free the entry and its set's buckets on every hand-out.
   std::unordered_map<uint64_t, std::unordered_set<std::string>> leases_by_conn_;
   std::deque<storage::DueEntry> pending_fires_;
   std::function<void(const std::string&)> ready_listener_;
