@@ -11,14 +11,20 @@ namespace {
 
 std::string reason_or_dash(const std::string& reason) { return reason.empty() ? "-" : reason; }
 
-// Appends a space and then the decimal digits of n, without a temporary
-// string: the replies of every cycle are built with it.
+// Appends the decimal digits of n, without a temporary string: the replies
+// of every cycle are built with it.
 template <typename Integer>
-void append_number(std::string& out, Integer n) {
+void append_digits(std::string& out, Integer n) {
   char digits[24];
   const auto [end, error] = std::to_chars(digits, digits + sizeof digits, n);
-  out += ' ';
   out.append(digits, end);
+}
+
+// The same after a space.
+template <typename Integer>
+void append_number(std::string& out, Integer n) {
+  out += ' ';
+  append_digits(out, n);
 }
 
 }  // namespace
@@ -33,8 +39,13 @@ std::string error_reply(ErrorCode code, std::string_view message) {
   return out;
 }
 
+// Room for the outcome and state names and three numbers: one allocation.
+constexpr size_t kTxReplyBytesBesidesId = 80;
+
 std::string tx_reply(const engine::TxReply& reply) {
-  std::string out = engine::outcome_name(reply.outcome);
+  std::string out;
+  out.reserve(kTxReplyBytesBesidesId + reply.summary.tx_id.size());
+  out += engine::outcome_name(reply.outcome);
   out += ' ';
   out += reply.summary.tx_id;
   if (reply.outcome != engine::Outcome::kNotFound) {
@@ -60,7 +71,9 @@ std::string request_reply(const engine::HandOut& h) {
   out += h.tx_id;
   append_number(out, h.attempt);
   out += ' ';
-  out += idempotency_key(h.tx_id, h.attempt);
+  out += h.tx_id;  // the idempotency key (idempotency_key), written in place
+  out += '#';
+  append_digits(out, h.attempt);
   append_number(out, h.handouts);
   append_number(out, h.payload.size());
   out += "\r\n";
