@@ -16,7 +16,7 @@ namespace {
 constexpr std::size_t kLengthDigitsMax = 20;
 
 // Room for the tokens of a usual line (ENQUEUE with a few options), reserved
-// once instead of grown three or four times; a longer line grows it.
+// at once instead of grown three or four times; a longer line grows it.
 constexpr std::size_t kTokensUsual = 8;
 
 static_assert(kLineBytesMax >= 64, "a line must fit any command with its usual arguments");
@@ -129,7 +129,10 @@ DecodeResult Decoder::decode(std::string_view buffer) const {
   std::string_view line = buffer.substr(0, newline_at);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
 
-  std::vector<std::string_view> tokens;
+  // The token list of every decode on this thread: its room stays, so a
+  // command costs no allocation for it (the views die with this call).
+  thread_local std::vector<std::string_view> tokens;
+  tokens.clear();
   tokens.reserve(kTokensUsual);
   split_tokens(line, tokens);
   if (tokens.empty()) {
