@@ -39,7 +39,7 @@ void KvBatch::append(const KvBatch& other) {
 }
 
 void KvBatch::append(KvBatch&& other) {
-  if (ops_.empty()) {
+  if (ops_.empty() && ops_.capacity() < other.ops_.size()) {  // no room reserved: take its vector
     ops_ = std::move(other.ops_);
   } else {
     ops_.insert(ops_.end(), std::make_move_iterator(other.ops_.begin()),

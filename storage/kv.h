@@ -42,6 +42,8 @@ class KvBatch {
   bool empty() const { return ops_.empty(); }
   size_t size() const { return ops_.size(); }
   void clear() { ops_.clear(); }
+  // Room for n ops, so that a batch grown op by op moves none of them.
+  void reserve(size_t n) { ops_.reserve(n); }
 
   // A replayed batch redoes what durable data already implies: a retry fired
   // from the due index, whose entry stays on disk until the fire is. A crash

@@ -137,6 +137,9 @@ StagedKv::Group StagedKv::seal() {
   open_keys_.clear();  // a moved-from vector is valid but unspecified
   Group group{open_seq_, std::move(open_batch_), open_writes_, open_replayed_writes_};
   open_batch_.clear();  // a moved-from batch is valid but unspecified
+  // The next group is likely as big: its ops then go in without moving the
+  // ones before them as the batch grows.
+  open_batch_.reserve(group.batch.size());
   open_writes_ = 0;
   open_replayed_writes_ = 0;
   sealed_.push_back(std::move(sealed));
