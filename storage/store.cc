@@ -362,14 +362,15 @@ Result<std::optional<TxRecord>> Store::get_tx(std::string_view tx_id) {
   Result<std::optional<std::string>> bytes = kv_.get(Cf::kTx, tx_key_view(tx_id));
   if (!bytes.is_ok()) return bytes.status();
   if (!bytes->has_value()) return std::optional<TxRecord>();
-  if (const TxRecord* known = decoded_.find(tx_id, bytes.value().value()))
+  if (const TxRecord* known = decoded_.find(tx_id, bytes.value().value())) {
     return std::optional<TxRecord>(*known);
+  }
   Result<TxRecord> record = decode_tx(bytes.value().value());
   if (!record.is_ok()) return bad_record(Cf::kTx, tx_id, record.status());
   if (record->tx_id != tx_id) {
     return bad_record(Cf::kTx, tx_id, Status::corruption("record does not match its key"));
   }
-  decoded_.remember(bytes.value().value(), record.value());
+  if (read_cache_ == ReadCache::kRemember) decoded_.remember(bytes.value().value(), record.value());
   return std::optional<TxRecord>(std::move(record).value());
 }
 

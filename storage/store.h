@@ -110,7 +110,13 @@ class Store {
     std::string detail;  // one line for kNewer, kNotTarde and kBadRecord
   };
 
-  explicit Store(Kv& kv) : kv_(kv) {}
+  // Whether get_tx remembers the records it decodes (DecodedRecords): worth
+  // it for the engine, which reads a record again soon after reading it;
+  // not for a pass that reads each record once (the background sweep).
+  enum class ReadCache { kRemember, kNone };
+
+  explicit Store(Kv& kv, ReadCache read_cache = ReadCache::kRemember)
+      : kv_(kv), read_cache_(read_cache) {}
 
   // Reads the meta "format" record (and, without one, whether any column
   // family holds data). Errors are the Kv's read errors.
@@ -226,6 +232,7 @@ class Store {
                                         const std::function<bool(const ReadyEntry&)>& visit);
 
   Kv& kv_;
+  ReadCache read_cache_;
   DecodedRecords decoded_;
 };
 

@@ -33,7 +33,8 @@ void BackgroundSweep::start() {
   worker_ = std::thread([this, shared = shared_, snapshot] {
     name_this_thread("tarde-sweep");
     const auto started = std::chrono::steady_clock::now();
-    storage::Store store(*snapshot);
+    // Each record is read once per index: remembering them would only cost.
+    storage::Store store(*snapshot, storage::Store::ReadCache::kNone);
     engine::Sweep sweep;
     Status status = engine::sweep_invariants(store, &sweep, &shared->control);
     const int64_t took_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -53,8 +53,9 @@ int print_output(const tarde::Result<tarde::tools::DumpOutput>& out) {
 }
 
 // Runs the request on an open store and prints its output; the exit code.
+// A dump reads each record once or twice: nothing is remembered decoded.
 int print_dump(tarde::storage::Kv& kv, const tarde::tools::DumpRequest& request) {
-  tarde::storage::Store store(kv);
+  tarde::storage::Store store(kv, tarde::storage::Store::ReadCache::kNone);
   return print_output(tarde::tools::run_dump(store, request));
 }
 
@@ -84,7 +85,7 @@ int dump_secondary(const std::string& dir, const std::string& secondary,
       return kExitUnreadable;
     }
     tarde::Status caught_up = kv.value()->try_catch_up();
-    tarde::storage::Store store(*kv.value());
+    tarde::storage::Store store(*kv.value(), tarde::storage::Store::ReadCache::kNone);
     auto out = tarde::tools::run_dump(store, request);
     if (last || !worth_another_look(out)) {
       if (!caught_up.is_ok()) {
