@@ -245,17 +245,36 @@ void Engine::apply_memory(const TxRecord* before, const TxRecord& after) {
   if (!changed.was_dead && after.dead_lettered) queue.dead += 1;
 }
 
-void Engine::drop_lease(const std::string& tx_id) {
+void Engine::drop_lease(std::string_view tx_id) {
   auto it = leases_.find(tx_id);
   if (it == leases_.end()) return;
-  memory_timers_.cancel(it->second.timer);
-  QueueState& queue = queue_state(it->second.queue);
+  Lease& lease = it->second;
+  memory_timers_.cancel(lease.timer);
+  QueueState& queue = queue_state(lease.queue);
   queue.leased -= 1;
-  queue.leased_keys.erase(it->second.ready_key);
+  queue.leased_keys.erase(lease.ready_key);
   queue.leased_ids.erase(tx_id);
-  auto conn = leases_by_conn_.find(it->second.conn);
-  if (conn != leases_by_conn_.end()) conn->second.erase(tx_id);
+  unlink_lease(lease);
   leases_.erase(it);
+}
+
+void Engine::link_lease(Lease& lease) {
+  ConnLeases& list = leases_by_conn_[lease.conn];
+  lease.conn_next = list.first;
+  if (list.first) list.first->conn_prev = &lease;
+  list.first = &lease;
+}
+
+void Engine::unlink_lease(Lease& lease) {
+  auto found = leases_by_conn_.find(lease.conn);
+  if (found == leases_by_conn_.end()) return;
+  ConnLeases& list = found->second;
+  // Not in the list: detached when its connection closed (connection_closed).
+  if (lease.conn_prev == nullptr && list.first != &lease) return;
+  (lease.conn_prev ? lease.conn_prev->conn_next : list.first) = lease.conn_next;
+  if (lease.conn_next) lease.conn_next->conn_prev = lease.conn_prev;
+  lease.conn_prev = nullptr;
+  lease.conn_next = nullptr;
 }
 
 void Engine::notify_ready(const std::string& queue, int64_t ready_at_ms) {
@@ -335,13 +354,16 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
     lease.ready_key = key;
     lease.timer = memory_timers_.insert(
         lease.expires_at_ms, MemoryTimer{MemoryTimer::Kind::kLeaseExpiry, rec->tx_id, lease.id});
-    leases_.insert_or_assign(rec->tx_id, std::move(lease));
-    leases_by_conn_[conn].insert(rec->tx_id);
+    auto [entry, added] = leases_.try_emplace(rec->tx_id, std::move(lease));
+    TARDE_ASSERT(added);  // a leased request was skipped above
+    Lease& held = entry->second;
+    held.tx_id = entry->first;
+    link_lease(held);
     queue.leased += 1;
     queue.handed_out += 1;
     handed_out_ += 1;
     queue.leased_keys.insert(key);
-    queue.leased_ids.insert(rec->tx_id);
+    queue.leased_ids.insert(held.tx_id);
     queue.ready.pop_front();
     return std::optional<HandOut>(HandOut{rec->tx_id, rec->next_attempt, rec->deliveries + 1,
                                           rec->payload, std::string(queue_name)});
@@ -383,7 +405,7 @@ Result<TxReply> Engine::sent(std::string_view tx_id, uint32_t attempt) {
 
 Result<TxReply> Engine::release(uint64_t conn, std::string_view tx_id, uint32_t attempt,
                                 int64_t delay_ms, std::string_view reason) {
-  auto lease = leases_.find(std::string(tx_id));
+  auto lease = leases_.find(tx_id);
   if (lease == leases_.end() || lease->second.conn != conn || lease->second.attempt != attempt) {
     auto found = store_.get_tx(tx_id);
     if (!found.is_ok()) return found.status();

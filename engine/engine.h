@@ -11,11 +11,11 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
+#include "base/string_hash.h"
 #include "engine/breaker.h"
 #include "engine/due_timers.h"
 #include "engine/history.h"
@@ -317,7 +317,7 @@ class Engine {
   // Whether the connection holds a lease (it is working, not idle).
   bool holds_leases(uint64_t conn) const {
     auto it = leases_by_conn_.find(conn);
-    return it != leases_by_conn_.end() && !it->second.empty();
+    return it != leases_by_conn_.end() && it->second.first != nullptr;
   }
   // Every lease held by a connection that closed ends as a failed delivery.
   [[nodiscard]] Status connection_closed(uint64_t conn);
@@ -413,8 +413,9 @@ class Engine {
     // ReadyQueue's pops() when the floor was last raised.
     std::optional<ReadyQueue::Key> floor_on_disk;
     std::set<ReadyQueue::Key> leased_keys;
-    // The tx_ids of the leased requests, in order: what LIST leased pages.
-    std::set<std::string, std::less<>> leased_ids;
+    // The tx_ids of the leased requests (views of leases_' keys), in order:
+    // what LIST leased pages.
+    std::set<std::string_view, std::less<>> leased_ids;
     uint64_t pops_at_floor = 0;
   };
   struct Lease {
@@ -426,6 +427,17 @@ class Engine {
     int64_t expires_at_ms = 0;  // when the lease runs out (its expiry's due time)
     ReadyQueue::Key ready_key;
     TimerWheel<MemoryTimer>::Handle timer;
+    std::string_view tx_id;  // its key in leases_
+    // The other leases of its connection (ConnLeases), linked through the
+    // leases themselves: a hand-out and its end allocate nothing for the
+    // connection's bookkeeping.
+    Lease* conn_prev = nullptr;
+    Lease* conn_next = nullptr;
+  };
+  // The leases one connection holds, a list through Lease::conn_prev and
+  // Lease::conn_next.
+  struct ConnLeases {
+    Lease* first = nullptr;
   };
 
   QueueState& queue_state(std::string_view queue);
@@ -444,7 +456,10 @@ class Engine {
                  std::string_view reason, std::optional<Answer> answer = std::nullopt,
                  int64_t due_at_ms = 0);
   void apply_memory(const storage::TxRecord* before, const storage::TxRecord& after);
-  void drop_lease(const std::string& tx_id);
+  void drop_lease(std::string_view tx_id);
+  // Puts a new lease first in its connection's list; takes it out.
+  void link_lease(Lease& lease);
+  void unlink_lease(Lease& lease);
   void notify_ready(const std::string& queue, int64_t ready_at_ms);
   void arm_wake(QueueState& queue, const std::string& queue_name, int64_t wake_ms);
   int64_t fire_time_ms(const storage::DueEntry& entry) const;
@@ -480,11 +495,11 @@ class Engine {
   DueTimers due_;
   TimerWheel<MemoryTimer> memory_timers_;
   std::map<std::string, QueueState, std::less<>> queues_;
-  std::unordered_map<std::string, Lease> leases_;
+  std::unordered_map<std::string, Lease, StringHash, std::equal_to<>> leases_;
   // A connection's entry stays, empty, from its first lease until it
   // closes: a worker holding one lease at a time would otherwise build and
-  // free the entry and its set's buckets on every hand-out.
-  std::unordered_map<uint64_t, std::unordered_set<std::string>> leases_by_conn_;
+  // free the entry on every hand-out.
+  std::unordered_map<uint64_t, ConnLeases> leases_by_conn_;
   std::deque<storage::DueEntry> pending_fires_;
   std::function<void(const std::string&)> ready_listener_;
   std::function<void(const TransitionNote&)> transition_listener_;

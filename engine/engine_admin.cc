@@ -39,7 +39,7 @@ Result<TxReply> Engine::touch(uint64_t conn, std::string_view tx_id, uint32_t at
     return reply;
   }
   const TxRecord& rec = *found.value();
-  auto lease = leases_.find(std::string(tx_id));
+  auto lease = leases_.find(tx_id);
   if (lease == leases_.end() || lease->second.conn != conn || lease->second.attempt != attempt) {
     count_stale("TOUCH");
     return TxReply{Outcome::kStale, summary(rec)};

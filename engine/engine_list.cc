@@ -244,7 +244,7 @@ Status Engine::list_leased(std::string_view queue_name, std::string_view cursor,
   if (!after.is_ok()) return after.status();
   auto found_queue = queues_.find(queue_name);
   if (found_queue == queues_.end()) return Status::ok();  // never named: nothing leased
-  const std::set<std::string, std::less<>>& leased = found_queue->second.leased_ids;
+  const std::set<std::string_view, std::less<>>& leased = found_queue->second.leased_ids;
   auto it = after->empty() ? leased.lower_bound(prefix) : leased.upper_bound(after.value());
   if (it != leased.end() && *it < prefix) it = leased.lower_bound(prefix);
   for (; it != leased.end() && it->starts_with(prefix); ++it) {

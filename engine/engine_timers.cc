@@ -157,7 +157,10 @@ Status Engine::end_delivery(const std::string& tx_id, uint32_t attempt, int64_t 
 Status Engine::connection_closed(uint64_t conn) {
   auto it = leases_by_conn_.find(conn);
   if (it == leases_by_conn_.end()) return Status::ok();
-  const std::vector<std::string> tx_ids(it->second.begin(), it->second.end());
+  std::vector<std::string> tx_ids;  // copies: ending a lease frees its key
+  for (const Lease* lease = it->second.first; lease; lease = lease->conn_next) {
+    tx_ids.emplace_back(lease->tx_id);
+  }
   Status first_error;
   for (const std::string& tx_id : tx_ids) {
     auto lease = leases_.find(tx_id);
@@ -165,7 +168,16 @@ Status Engine::connection_closed(uint64_t conn) {
     Status status = end_delivery(tx_id, lease->second.attempt, 0, kReasonDisconnected, nullptr);
     if (!status.is_ok() && first_error.is_ok()) first_error = status;
   }
-  leases_by_conn_.erase(conn);
+  // A lease whose end failed to write stays, out of any connection's list.
+  it = leases_by_conn_.find(conn);
+  if (it == leases_by_conn_.end()) return first_error;
+  for (Lease* lease = it->second.first; lease;) {
+    Lease* next = lease->conn_next;
+    lease->conn_prev = nullptr;
+    lease->conn_next = nullptr;
+    lease = next;
+  }
+  leases_by_conn_.erase(it);
   return first_error;
 }
 

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "base/string_hash.h"
+
 namespace tarde::storage {
 
 // RecentValues remembers the values of recently committed or read keys of
@@ -52,17 +54,12 @@ class RecentValues {
     std::string value;
     uint64_t stamp = 0;  // matches the queue entry that may evict it
   };
-  // Lets find() look a string_view up without building a std::string.
-  struct KeyHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view key) const { return std::hash<std::string_view>{}(key); }
-  };
   void evict_to_fit();
   static size_t cost(const std::string& key, const std::string& value) {
     return key.size() + value.size() + kEntryOverheadBytes;
   }
 
-  std::unordered_map<std::string, Entry, KeyHash, std::equal_to<>> values_;
+  std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> values_;
   // Insertion order for eviction; an element whose stamp no longer matches
   // its key's entry (or whose key is gone) is a leftover of a forgotten
   // value and is skipped.

@@ -318,6 +318,41 @@ TEST_CASE("an expired lease or a closed connection makes the request ready again
   CHECK(rig.f.tx("TX-1").failures.back().reason == "DISCONNECTED");
 }
 
+TEST_CASE("closing a connection ends the leases it still holds, and only those") {
+  Rig rig;
+  for (const char* tx_id : {"TX-1", "TX-2", "TX-3", "TX-4", "TX-5"}) rig.enqueue(tx_id);
+  CHECK_FALSE(rig.f.engine->holds_leases(1));
+  std::vector<std::string> held;
+  for (int i = 0; i < 4; ++i) held.push_back(rig.reserve(1)->tx_id);
+  const std::string other = rig.reserve(2)->tx_id;
+  CHECK(rig.f.engine->holds_leases(1));
+  // Answered leases leave the connection's list: the first, one in the
+  // middle and the last handed out.
+  rig.respond(held[0], 1, Answer::kSuccess);
+  rig.respond(held[2], 1, Answer::kSuccess);
+  rig.respond(held[3], 1, Answer::kSuccess);
+  CHECK(rig.f.engine->holds_leases(1));
+  REQUIRE(rig.f.engine->connection_closed(1).is_ok());
+  CHECK_FALSE(rig.f.engine->holds_leases(1));
+  CHECK(rig.f.engine->holds_leases(2));
+  CHECK(rig.f.tx(held[1]).failures.back().reason == "DISCONNECTED");
+  CHECK(rig.f.tx(held[1]).state == TxState::kSending);
+  CHECK(rig.f.tx(held[0]).state == TxState::kSucceeded);
+  CHECK(rig.f.tx(other).failures.empty());
+  // The request it held is handed out again; the other connection's lease
+  // still stands and ends with its own connection.
+  auto again = rig.reserve(3);
+  REQUIRE(again.has_value());
+  CHECK(again->tx_id == held[1]);
+  CHECK(rig.f.engine->leases("pagos").size() == 2);
+  REQUIRE(rig.f.engine->connection_closed(2).is_ok());
+  CHECK(rig.f.tx(other).failures.back().reason == "DISCONNECTED");
+  CHECK(rig.f.engine->leases("pagos").size() == 1);
+  REQUIRE(rig.f.engine->connection_closed(3).is_ok());
+  CHECK(rig.f.engine->leases("pagos").empty());
+  CHECK_FALSE(rig.f.engine->holds_leases(3));
+}
+
 TEST_CASE(
     "RESOLVE ends SCHEDULED or dead-lettered work; CONFLICT while a request is out; STALE when "
     "terminal") {
