@@ -319,6 +319,11 @@ Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint
       queue.ready.pop_front();  // its leased request, read again by a later page
       continue;
     }
+    if (queue.ready.pops() >= queue.prefetched_until_pops &&
+        queue.ready.in_memory() >= kPrefetchBacklog) {
+      store_.prefetch_tx(queue.ready.first_ids(kPrefetchCount));
+      queue.prefetched_until_pops = queue.ready.pops() + kPrefetchCount;
+    }
     auto found = store_.get_tx(item.tx_id);
     if (!found.is_ok()) return found.status();
     const std::optional<TxRecord>& rec = found.value();

@@ -118,6 +118,18 @@ inline constexpr uint64_t kReadySeqBlock = 1u << 20;
 // million, without it). A put below the floor lowers it in the same batch.
 inline constexpr uint64_t kReadyFloorEvery = 1024;
 
+// Reads ahead of a backlog. A burst fires its retries far ahead of their
+// hand-outs, so by a RESERVE the record its fire wrote has left every cache
+// and the memtables: each hand-out of a queue holding at least
+// kPrefetchBacklog requests in memory reads the records of its next
+// kPrefetchCount in one batch once every kPrefetchCount hand-outs
+// (Store::prefetch_tx), and a chunk of at least kPrefetchFiresMin fires
+// reads its records in one batch first. A W1 cycle at up to 128
+// connections never holds such a backlog.
+inline constexpr size_t kPrefetchBacklog = 256;
+inline constexpr size_t kPrefetchCount = 64;
+inline constexpr size_t kPrefetchFiresMin = 8;
+
 // Figures for STATS and metrics, counted as the engine goes.
 struct EngineStats {
   std::array<uint64_t, 6> by_state{};  // indexed by storage::TxState
@@ -417,6 +429,8 @@ class Engine {
     // what LIST leased pages.
     std::set<std::string_view, std::less<>> leased_ids;
     uint64_t pops_at_floor = 0;
+    // The ReadyQueue's pops() up to which its records were read ahead.
+    uint64_t prefetched_until_pops = 0;
   };
   struct Lease {
     uint64_t conn = 0;

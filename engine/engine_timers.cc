@@ -30,6 +30,12 @@ Result<bool> Engine::run_timers(bool fire) {
     std::vector<storage::DueEntry> due;
     TARDE_RETURN_IF_ERROR(due_.poll(now_ms + options_.retry_lead_ms, due, options_.fires_per_turn));
     pending_fires_.insert(pending_fires_.end(), due.begin(), due.end());
+    if (due.size() >= kPrefetchFiresMin) {
+      std::vector<std::string_view> tx_ids;
+      tx_ids.reserve(due.size());
+      for (const storage::DueEntry& entry : pending_fires_) tx_ids.push_back(entry.tx_id);
+      store_.prefetch_tx(tx_ids);
+    }
   }
   for (size_t n = 0; n < options_.fires_per_turn && !pending_fires_.empty(); ++n) {
     if (fire_time_ms(pending_fires_.front()) > now_ms) break;  // not a retry: waits its time

@@ -78,6 +78,15 @@ void ReadyQueue::pop_front() {
   pops_ += 1;
 }
 
+std::vector<std::string_view> ReadyQueue::first_ids(size_t count) const {
+  std::vector<std::string_view> ids;
+  ids.reserve(std::min(count, head_.size()));
+  for (auto it = head_.begin(); it != head_.end() && ids.size() < count; ++it) {
+    ids.emplace_back(it->second.tx_id);
+  }
+  return ids;
+}
+
 std::optional<ReadyQueue::Key> ReadyQueue::front_in_memory() const {
   if (head_.empty()) return std::nullopt;
   return head_.begin()->first;

@@ -5,7 +5,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "base/status.h"
 #include "storage/store.h"
@@ -85,6 +87,10 @@ class ReadyQueue {
   // head is empty (the disk may still hold entries).
   std::optional<Key> front_in_memory() const;
   size_t in_memory() const { return head_.size(); }
+  // The tx_ids of the first `count` entries in memory, in hand-out order
+  // (fewer when the head holds fewer): views into the head, valid until it
+  // next changes.
+  std::vector<std::string_view> first_ids(size_t count) const;
   // Whether the entry under `key`, which the caller knows is on disk and
   // not leased, was forgotten: its key is paged, so no page reads it again,
   // yet the head does not hold it. It would never be handed out before a

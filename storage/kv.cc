@@ -48,4 +48,16 @@ void KvBatch::append(KvBatch&& other) {
   other.ops_.clear();
 }
 
+Result<std::vector<std::optional<std::string>>> Kv::multi_get(
+    Cf cf, const std::vector<std::string>& keys) {
+  std::vector<std::optional<std::string>> values;
+  values.reserve(keys.size());
+  for (const std::string& key : keys) {
+    auto value = get(cf, key);
+    if (!value.is_ok()) return value.status();
+    values.push_back(std::move(value).value());
+  }
+  return values;
+}
+
 }  // namespace tarde::storage

@@ -85,6 +85,17 @@ class Kv {
   // The same, for a batch the caller no longer needs: an implementation may
   // take its strings over instead of copying them (StagedKv does).
   [[nodiscard]] virtual Status write(KvBatch&& batch) { return write(std::as_const(batch)); }
+
+  // The values stored under `keys` (nullopt for an absent one), in the
+  // order of `keys`. The default reads them one by one; RocksKv reads them
+  // in one batch.
+  [[nodiscard]] virtual Result<std::vector<std::optional<std::string>>> multi_get(
+      Cf cf, const std::vector<std::string>& keys);
+
+  // A hint that `keys` of `cf` are about to be read. The default does
+  // nothing; StagedKv reads the transaction records among them in one batch
+  // and remembers them. A read error is left to the read that follows.
+  virtual void prefetch(Cf /*cf*/, const std::vector<std::string>& /*keys*/) {}
 };
 
 }  // namespace tarde::storage

@@ -605,6 +605,32 @@ Result<std::optional<std::string>> RocksKv::get(Cf cf, std::string_view key) {
   return get_with(rocksdb::ReadOptions(), cf, key);
 }
 
+Result<std::vector<std::optional<std::string>>> RocksKv::multi_get(
+    Cf cf, const std::vector<std::string>& keys) {
+  no_perf_counters();
+  std::shared_lock<std::shared_mutex> lock(db_mutex_);
+  if (db_ == nullptr) return Status::io_error("store " + dir_ + " could not be reopened");
+  std::vector<std::optional<std::string>> values(keys.size());
+  if (handle(cf) == nullptr || keys.empty()) return values;  // see families_to_open
+  // RocksDB's batched read wants its keys in order.
+  std::vector<size_t> order(keys.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  std::vector<rocksdb::Slice> slices;
+  slices.reserve(keys.size());
+  for (size_t i : order) slices.emplace_back(keys[i].data(), keys[i].size());
+  std::vector<rocksdb::PinnableSlice> found(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  db_->MultiGet(rocksdb::ReadOptions(), handle(cf), slices.size(), slices.data(), found.data(),
+                statuses.data(), /*sorted_input=*/true);
+  for (size_t n = 0; n < order.size(); ++n) {
+    if (statuses[n].IsNotFound()) continue;
+    if (!statuses[n].ok()) return from_rocks(statuses[n], std::string("get in ") + cf_name(cf));
+    values[order[n]] = found[n].ToString();
+  }
+  return values;
+}
+
 Status RocksKv::scan(Cf cf, std::string_view lower, std::string_view upper,
                      const KvVisitor& visit) {
   return scan_with(rocksdb::ReadOptions(), cf, lower, upper, visit);

@@ -126,6 +126,10 @@ class RocksKv final : public Kv {
   RocksKv& operator=(const RocksKv&) = delete;
 
   [[nodiscard]] Result<std::optional<std::string>> get(Cf cf, std::string_view key) override;
+  // One batched read (RocksDB's MultiGet): keys that share a table file's
+  // filter, index and data blocks look them up once.
+  [[nodiscard]] Result<std::vector<std::optional<std::string>>> multi_get(
+      Cf cf, const std::vector<std::string>& keys) override;
   // Reads one consistent snapshot taken when the scan starts.
   [[nodiscard]] Status scan(Cf cf, std::string_view lower, std::string_view upper,
                             const KvVisitor& visit) override;

@@ -52,6 +52,25 @@ Result<std::optional<std::string>> StagedKv::get(Cf cf, std::string_view key) {
   return std::optional<std::string>(latest.value);
 }
 
+void StagedKv::prefetch(Cf cf, const std::vector<std::string>& keys) {
+  if (cf != Cf::kTx) return;
+  const Overlay& overlay = overlay_[static_cast<size_t>(cf)];
+  std::vector<std::string> missing;
+  for (const std::string& key : keys) {
+    if (overlay.find(key) == overlay.end() && recent_tx_.find(key) == nullptr) {
+      missing.push_back(key);
+    }
+  }
+  if (missing.empty()) return;
+  // As in get(): no group holds these keys, so what the base returns stays
+  // their value until a group rewrites them.
+  auto read = base_.multi_get(cf, missing);
+  if (!read.is_ok()) return;  // the reads that follow meet the error themselves
+  for (size_t i = 0; i < missing.size(); ++i) {
+    if (read.value()[i]) recent_tx_.remember(missing[i], std::move(*read.value()[i]));
+  }
+}
+
 bool StagedKv::emit(const Overlay::const_iterator& it, const KvVisitor& visit, bool observed) {
   const Version& latest = it->second.back();
   if (observed) observe(latest);

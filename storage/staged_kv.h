@@ -60,6 +60,10 @@ class StagedKv final : public Kv {
   [[nodiscard]] Status write(const KvBatch& batch) override;
   // The same, moving the batch's keys and values into the open group.
   [[nodiscard]] Status write(KvBatch&& batch) override;
+  // Reads the `tx` keys that no group holds and that are not remembered in
+  // one batch from the base, and remembers those found (RecentValues), so
+  // that their reads that follow are hash lookups. Other families: nothing.
+  void prefetch(Cf cf, const std::vector<std::string>& keys) override;
 
   // True when something is staged and not yet sealed.
   bool has_open_group() const { return !open_batch_.empty(); }

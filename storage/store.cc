@@ -374,6 +374,15 @@ Result<std::optional<TxRecord>> Store::get_tx(std::string_view tx_id) {
   return std::optional<TxRecord>(std::move(record).value());
 }
 
+void Store::prefetch_tx(const std::vector<std::string_view>& tx_ids) {
+  std::vector<std::string> keys;
+  keys.reserve(tx_ids.size());
+  for (std::string_view tx_id : tx_ids) {
+    if (is_valid_tx_id(tx_id)) keys.emplace_back(tx_key_view(tx_id));
+  }
+  kv_.prefetch(Cf::kTx, keys);
+}
+
 Status Store::scan_tx(const std::function<bool(const TxRecord&)>& visit) {
   return decoding_scan(kv_, Cf::kTx, {}, {}, [&](std::string_view key, std::string_view value) {
     Result<std::string> tx_id = decode_tx_key(key);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 #include "storage/decoded_records.h"
@@ -159,6 +160,10 @@ class Store {
   [[nodiscard]] Result<uint32_t> stored_format_version();
 
   [[nodiscard]] Result<std::optional<TxRecord>> get_tx(std::string_view tx_id);
+  // A hint that get_tx is about to be called for these tx_ids (the next
+  // requests of a backlog, the next fires of a burst): a Kv that caches
+  // reads them in one batch (Kv::prefetch). Invalid ids are skipped.
+  void prefetch_tx(const std::vector<std::string_view>& tx_ids);
   [[nodiscard]] Status write(const Batch& batch) { return kv_.write(batch.kv()); }
   // The same for a batch the caller is done with: its strings are moved, not
   // copied, into a Kv that keeps them (the server's StagedKv).

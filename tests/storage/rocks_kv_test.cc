@@ -35,6 +35,36 @@ RocksKv::Options fast() {
   return options;
 }
 
+TEST_CASE("rocks_kv: multi_get answers in the order asked, from the memtable and table files") {
+  TempDir dir;
+  std::unique_ptr<RocksKv> kv = open_or_fail(dir.path(), fast());
+  KvBatch first;
+  for (int i = 0; i < 200; i += 2) first.put(Cf::kTx, "k" + std::to_string(1000 + i), "old");
+  REQUIRE(kv->write(first).is_ok());
+  kv.reset();
+  kv = open_or_fail(dir.path(), fast());  // the log's replay leaves them in a table file
+  KvBatch second;
+  second.put(Cf::kTx, "k1000", "new");  // overwritten in the memtable
+  second.put(Cf::kTx, "k1001", "fresh");
+  second.del(Cf::kTx, "k1002");
+  REQUIRE(kv->write(second).is_ok());
+
+  const std::vector<std::string> keys = {"k1198", "k1001", "k1000", "zzz", "k1002", "k1004"};
+  auto values = kv->multi_get(Cf::kTx, keys);
+  REQUIRE(values.is_ok());
+  const std::vector<std::optional<std::string>> expected = {"old",        "fresh",      "new",
+                                                            std::nullopt, std::nullopt, "old"};
+  CHECK(values.value() == expected);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto one = kv->get(Cf::kTx, keys[i]);
+    REQUIRE(one.is_ok());
+    CHECK(one.value() == expected[i]);
+  }
+  auto none = kv->multi_get(Cf::kTx, {});
+  REQUIRE(none.is_ok());
+  CHECK(none.value().empty());
+}
+
 TEST_CASE("rocks_kv: a second open of a dir in the same process fails clearly") {
   TempDir dir;
   std::unique_ptr<RocksKv> first = open_or_fail(dir.path(), fast());

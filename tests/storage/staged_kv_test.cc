@@ -419,6 +419,38 @@ TEST_CASE("staged_kv: a record read from the base is read again without it") {
   CHECK(read(staged, "t2") == "base");
 }
 
+TEST_CASE("staged_kv: prefetch remembers the records no group holds, and only those") {
+  MemKv base;
+  put(base, "t1", "v1");
+  put(base, "t2", "v2");
+  put(base, "t3", "v3");
+  put(base, "d", "v1", Cf::kDue);
+  StagedKv staged(base);
+  put(staged, "t2", "staged");  // held by the open group
+  staged.prefetch(Cf::kTx, {"t1", "t2", "absent", "t3"});
+  staged.prefetch(Cf::kDue, {"d"});  // other families: nothing
+  CHECK(staged.recent_size() == 2);  // t1 and t3
+  // Served from memory: the base changes behind the overlay's back (which
+  // the server never does).
+  put(base, "t1", "changed behind");
+  put(base, "t2", "changed behind");
+  put(base, "t3", "changed behind");
+  put(base, "d", "changed behind", Cf::kDue);
+  CHECK(read(staged, "t1") == "v1");
+  CHECK(read(staged, "t3") == "v3");
+  CHECK(read(staged, "t2") == "staged");
+  CHECK(read(staged, "absent") == std::nullopt);
+  CHECK(read(staged, "d", Cf::kDue) == "changed behind");
+  CHECK(staged.observed_seq() != 0);  // the staged read, not the prefetched ones
+
+  // A key already remembered is not read again.
+  put(base, "t4", "v4");
+  staged.prefetch(Cf::kTx, {"t1", "t4"});
+  CHECK(staged.recent_size() == 3);
+  CHECK(read(staged, "t1") == "v1");
+  CHECK(read(staged, "t4") == "v4");
+}
+
 TEST_CASE("recent_values: memory stays within its bound, oldest evicted first") {
   RecentValues recent;
   const std::string value(1000, 'v');
