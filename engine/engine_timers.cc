@@ -33,7 +33,7 @@ Result<bool> Engine::run_timers(bool fire) {
     if (due.size() >= kPrefetchFiresMin) {
       std::vector<std::string_view> tx_ids;
       tx_ids.reserve(due.size());
-      for (const storage::DueEntry& entry : pending_fires_) tx_ids.push_back(entry.tx_id);
+      for (const storage::DueEntry& entry : due) tx_ids.push_back(entry.tx_id);
       store_.prefetch_tx(tx_ids);
     }
   }

@@ -95,7 +95,7 @@ class Kv {
   // A hint that `keys` of `cf` are about to be read. The default does
   // nothing; StagedKv reads the transaction records among them in one batch
   // and remembers them. A read error is left to the read that follows.
-  virtual void prefetch(Cf /*cf*/, const std::vector<std::string>& /*keys*/) {}
+  virtual void prefetch(Cf /*cf*/, std::vector<std::string> /*keys*/) {}
 };
 
 }  // namespace tarde::storage

@@ -52,15 +52,12 @@ Result<std::optional<std::string>> StagedKv::get(Cf cf, std::string_view key) {
   return std::optional<std::string>(latest.value);
 }
 
-void StagedKv::prefetch(Cf cf, const std::vector<std::string>& keys) {
+void StagedKv::prefetch(Cf cf, std::vector<std::string> missing) {
   if (cf != Cf::kTx) return;
   const Overlay& overlay = overlay_[static_cast<size_t>(cf)];
-  std::vector<std::string> missing;
-  for (const std::string& key : keys) {
-    if (overlay.find(key) == overlay.end() && recent_tx_.find(key) == nullptr) {
-      missing.push_back(key);
-    }
-  }
+  std::erase_if(missing, [&](const std::string& key) {
+    return overlay.find(key) != overlay.end() || recent_tx_.find(key) != nullptr;
+  });
   if (missing.empty()) return;
   // As in get(): no group holds these keys, so what the base returns stays
   // their value until a group rewrites them.

@@ -63,7 +63,7 @@ class StagedKv final : public Kv {
   // Reads the `tx` keys that no group holds and that are not remembered in
   // one batch from the base, and remembers those found (RecentValues), so
   // that their reads that follow are hash lookups. Other families: nothing.
-  void prefetch(Cf cf, const std::vector<std::string>& keys) override;
+  void prefetch(Cf cf, std::vector<std::string> keys) override;
 
   // True when something is staged and not yet sealed.
   bool has_open_group() const { return !open_batch_.empty(); }

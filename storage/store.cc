@@ -380,7 +380,7 @@ void Store::prefetch_tx(const std::vector<std::string_view>& tx_ids) {
   for (std::string_view tx_id : tx_ids) {
     if (is_valid_tx_id(tx_id)) keys.emplace_back(tx_key_view(tx_id));
   }
-  kv_.prefetch(Cf::kTx, keys);
+  kv_.prefetch(Cf::kTx, std::move(keys));
 }
 
 Status Store::scan_tx(const std::function<bool(const TxRecord&)>& visit) {
