@@ -124,6 +124,12 @@ static_assert(kLevel0FilesSlowingWrites < kLevel0FilesStoppingWrites);
 constexpr size_t kManifestPreallocationBytes = 64u << 10;
 // Info LOG files kept: one per start otherwise piles up to RocksDB's 1000.
 constexpr size_t kInfoLogFilesKept = 4;
+// Threads that open a store's table files on start. RocksDB starts 16; on
+// the two cores tarde is sized for, two open the 40-odd files of a store
+// of a million pending as fast, and a restart reached its first reply about
+// 15 ms sooner for not starting and scheduling the other 14
+// (docs/benchmarks.md).
+constexpr int kFileOpeningThreads = 2;
 // A rocksdb::WriteBatch is a 12-byte header (sequence, count), then per op
 // a tag byte, the column family's id and the key's and value's lengths as
 // varints (at most 5 bytes each), and the bytes.
@@ -332,6 +338,7 @@ rocksdb::Status open_db_with(const std::string& dir, const RocksKv::Options& opt
   db_options.max_total_wal_size = kMaxTotalWalBytes;
   db_options.manifest_preallocation_size = kManifestPreallocationBytes;
   db_options.keep_log_file_num = kInfoLogFilesKept;
+  db_options.max_file_opening_threads = kFileOpeningThreads;
   // tarde writes one group at a time: a write group has one batch, so
   // memtable inserts need no atomics, and nobody waits in the write queue
   // long enough to be worth spinning for on two cores.
