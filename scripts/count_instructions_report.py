@@ -1,7 +1,7 @@
 """Reads a callgrind file of a W1 run and the server's STATS after it, and
 prints instructions per command: in total, the functions that spend the
-most, and the counts that explain RocksDB's share (memtable inserts, key
-comparisons, allocations). Used by scripts/count-instructions."""
+most, and the counts that explain RocksDB's share (memtable inserts,
+allocations). Used by scripts/count-instructions."""
 
 import collections
 import re
@@ -94,7 +94,6 @@ def main():
         return sum(n for name, n in calls.items() if fragment in name)
 
     inserts = calls_to("rocksdb::MemTable::Add(")
-    comparisons = calls_to("rocksdb::MemTable::KeyComparator::operator()")
     allocations = sum(n for name, n in calls.items() if name.startswith("operator new"))
     background = background_instructions(callgrind_path)
     print(f"{commands} commands, {total / commands:,.0f} instructions per command "
@@ -103,8 +102,6 @@ def main():
           f"without them {(total - background) / commands:,.0f}\n")
     print("| per command | count |\n|---|---:|")
     print(f"| memtable inserts | {inserts / commands:.2f} |")
-    if inserts:
-        print(f"| key comparisons per insert | {comparisons / inserts:.1f} |")
     print(f"| operator new | {allocations / commands:.1f} |\n")
     print("| function | instructions per command | share |\n|---|---:|---:|")
     for figure, name in rows:

@@ -22,6 +22,7 @@
 
 #include "base/assert.h"
 #include "storage/deletion_compaction.h"
+#include "storage/memtable_rep.h"
 #include "storage/wal_file_system.h"
 
 namespace tarde::storage {
@@ -204,6 +205,7 @@ rocksdb::ColumnFamilyOptions cf_options(Cf cf) {
     options.memtable_prefix_bloom_size_ratio = kTxMemtableBloomRatio;
   }
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  options.memtable_factory = skip_list_memtable_factory();
   options.write_buffer_size = kWriteBufferBytes;
   options.max_bytes_for_level_base = kLevel1Bytes;
   options.target_file_size_base = kTableFileBytes;
