@@ -118,6 +118,7 @@ class SkipList final : public rocksdb::MemTableRep {
 
   class Iterator;
   rocksdb::MemTableRep::Iterator* GetIterator(rocksdb::Arena* arena) override;
+  rocksdb::MemTableRep::Iterator* GetDynamicPrefixIterator(rocksdb::Arena* arena) override;
 
   // The last node before key; head_ if none. *after, when given, gets the
   // node that follows it: the first not before key, or nullptr.
@@ -287,6 +288,11 @@ class SkipList::Iterator final : public rocksdb::MemTableRep::Iterator {
   ~Iterator() override {
     if (in_list_storage_) list_->give_back(this);
   }
+  // Serves another read of `list`, from no entry.
+  void restart(SkipList* list) {
+    list_ = list;
+    node_ = nullptr;
+  }
 
   bool Valid() const override { return node_ != nullptr; }
   const char* key() const override { return node_; }
@@ -345,6 +351,21 @@ rocksdb::MemTableRep::Iterator* SkipList::GetIterator(rocksdb::Arena* arena) {
     }
   }
   return new (storage) Iterator(this, true);
+}
+
+// RocksDB asks for an iterator without an arena in one place we know of,
+// MemTableRep::Get (every point read of a memtable), and never frees it:
+// RocksDB's own list answers Get itself, but through LookupKey, a class
+// its public headers do not have. So Get reads through one iterator per
+// thread, never allocated and never freed; a Get runs to its end before
+// the thread can start another. (Its own iterators, made for an arena,
+// come from GetIterator; MemTable asks for this kind only with a prefix
+// extractor, which tarde's families do not set.)
+rocksdb::MemTableRep::Iterator* SkipList::GetDynamicPrefixIterator(rocksdb::Arena* arena) {
+  if (arena != nullptr) return GetIterator(arena);
+  thread_local Iterator reused(nullptr, false);
+  reused.restart(this);
+  return &reused;
 }
 
 void SkipList::give_back(void* storage) {
