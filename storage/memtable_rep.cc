@@ -164,25 +164,25 @@ class SkipList final : public rocksdb::MemTableRep {
     char* next[kMaxHeight];
   };
 
-  char* allocate_node(size_t key_bytes, int height) {
+  // `bytes` from the memtable's arena, aligned for links and splices (the
+  // arena's plain allocation is not aligned).
+  void* allocate_aligned(size_t bytes) {
+    static_assert(alignof(Splice) >= alignof(Link));
     char* raw = nullptr;
+    size_t room = bytes + alignof(Splice) - 1;
+    rocksdb::MemTableRep::Allocate(room, &raw);
+    void* at = raw;
+    return std::align(alignof(Splice), bytes, at, room);
+  }
+
+  char* allocate_node(size_t key_bytes, int height) {
     const size_t links = sizeof(Link) * static_cast<size_t>(height);
-    rocksdb::MemTableRep::Allocate(links + key_bytes + alignof(Link) - 1, &raw);
-    const auto at = reinterpret_cast<uintptr_t>(raw) + links;
-    char* node = raw + ((at + alignof(Link) - 1) / alignof(Link) * alignof(Link) -
-                        reinterpret_cast<uintptr_t>(raw));
-    for (int i = 1; i < height; ++i) new (link_of(node, i)) Link(nullptr);
-    new (link_of(node, 0)) Link(nullptr);
+    char* node = static_cast<char*>(allocate_aligned(links + key_bytes)) + links;
+    for (int i = 0; i < height; ++i) new (link_of(node, i)) Link(nullptr);
     return node;
   }
 
-  Splice* new_splice() {
-    char* raw = nullptr;
-    rocksdb::MemTableRep::Allocate(sizeof(Splice) + alignof(Splice) - 1, &raw);
-    void* at = raw;
-    size_t room = sizeof(Splice) + alignof(Splice) - 1;
-    return new (std::align(alignof(Splice), sizeof(Splice), at, room)) Splice();
-  }
+  Splice* new_splice() { return new (allocate_aligned(sizeof(Splice))) Splice(); }
 
   int random_height() {
     // xorshift64: the writer's alone, so a plain member.
