@@ -20,8 +20,8 @@ Status errno_status(const char* what) {
 
 }  // namespace
 
-ReadReadiness::ReadReadiness(asio::io_context& io, PassObserver* observer)
-    : descriptor_(io), observer_(observer) {}
+ReadReadiness::ReadReadiness(asio::io_context& io, SocketBatch& batch, PassObserver* observer)
+    : descriptor_(io), batch_(batch), observer_(observer) {}
 
 Status ReadReadiness::open() {
   const int fd = epoll_create1(EPOLL_CLOEXEC);
@@ -66,13 +66,33 @@ void ReadReadiness::on_ready(const asio::error_code& ec) {
   std::array<epoll_event, kEventsPerPass> events;
   const int ready = epoll_wait(descriptor_.native_handle(), events.data(), kEventsPerPass, 0);
   if (observer_ != nullptr) observer_->pass_started();
-  // A reader may close (and forget its socket) while an earlier one is
-  // served; Sessions are released only after the handler that closed them,
-  // so the pointers of this pass stay valid, and a closed one ignores it.
-  for (int i = 0; i < ready; ++i) {
-    const bool broken = (events[i].events & (EPOLLERR | EPOLLHUP)) != 0;
-    static_cast<Reader*>(events[i].data.ptr)->on_readable(broken);
+  // The sockets that take input are read together first, then each reader
+  // handles what came, in the order epoll gave. A reader may close (and
+  // forget its socket) while an earlier one is served; Sessions are released
+  // only after the handler that closed them, so the pointers of this pass
+  // stay valid, and a closed one ignores what it is told.
+  if (read_buffer_ == nullptr && ready > 0) {
+    read_buffer_.reset(new char[kEventsPerPass * kBatchReadBytes]);
   }
+  reads_.clear();
+  readers_.clear();
+  for (int i = 0; i < ready; ++i) {
+    auto* reader = static_cast<Reader*>(events[i].data.ptr);
+    const bool broken = (events[i].events & (EPOLLERR | EPOLLHUP)) != 0;
+    const int fd = broken ? -1 : reader->batch_read_fd();
+    if (fd < 0) {
+      reader->on_readable(broken);
+      continue;
+    }
+    reads_.push_back(SocketBatch::Op{.fd = fd,
+                                     .send = false,
+                                     .data = read_buffer_.get() + reads_.size() * kBatchReadBytes,
+                                     .size = kBatchReadBytes});
+    readers_.push_back(reader);
+  }
+  batch_.run(reads_);
+  for (size_t i = 0; i < readers_.size(); ++i)
+    readers_[i]->on_received(reads_[i].data, reads_[i].result);
   arm();
   if (observer_ != nullptr) observer_->pass_ended();
 }

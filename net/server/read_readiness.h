@@ -2,8 +2,11 @@
 
 #include <asio.hpp>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "base/status.h"
+#include "net/server/socket_batch.h"
 
 namespace tarde::net {
 
@@ -14,9 +17,10 @@ namespace tarde::net {
 // recv before waiting, a second syscall per command; here each socket is
 // registered once, level-triggered, and one pass of the io thread costs one
 // epoll_wait of the set and one re-arm of the set's descriptor in Asio,
-// however many sockets it serves. Sessions send with a plain write and
-// leave to Asio only what the socket does not take at once. io thread only;
-// destroyed (its descriptor closed by Asio) after every watched socket is.
+// however many sockets it serves, and the ready sockets are read together
+// through a SocketBatch (one system call where io_uring is available). Sessions send with a plain
+// write and leave to Asio only what the socket does not take at once. io thread only; destroyed
+// (its descriptor closed by Asio) after every watched socket is.
 class ReadReadiness {
  public:
   // Told that its socket has input, or is broken (an error, or both
@@ -24,6 +28,13 @@ class ReadReadiness {
   class Reader {
    public:
     virtual void on_readable(bool broken) = 0;
+    // The socket to receive from along with the other ready ones, or -1 when
+    // the reader does not take input now (on_readable is then called).
+    virtual int batch_read_fd() = 0;
+    // What that receive got: `result` bytes at `data` (at most
+    // kBatchReadBytes; the reader reads on by itself after a full one), 0 at
+    // the end of input, or -errno (-EAGAIN when nothing had come after all).
+    virtual void on_received(const char* data, int64_t result) = 0;
 
    protected:
     ~Reader() = default;
@@ -41,8 +52,11 @@ class ReadReadiness {
     ~PassObserver() = default;
   };
 
-  // `observer`, when given, outlives the ReadReadiness.
-  explicit ReadReadiness(asio::io_context& io, PassObserver* observer = nullptr);
+  // The most a batched receive takes from one socket.
+  static constexpr size_t kBatchReadBytes = 8 << 10;
+
+  // `batch` and `observer` (when given) outlive the ReadReadiness.
+  ReadReadiness(asio::io_context& io, SocketBatch& batch, PassObserver* observer = nullptr);
   ReadReadiness(const ReadReadiness&) = delete;
   ReadReadiness& operator=(const ReadReadiness&) = delete;
 
@@ -62,7 +76,13 @@ class ReadReadiness {
   Status control(int op, int fd, Reader* reader, uint32_t events);
 
   asio::posix::stream_descriptor descriptor_;
+  SocketBatch& batch_;
   PassObserver* observer_;
+  // The receives of a pass: one kBatchReadBytes slot per ready socket,
+  // allocated once and never cleared, so only the bytes received touch it.
+  std::unique_ptr<char[]> read_buffer_;
+  std::vector<SocketBatch::Op> reads_;
+  std::vector<Reader*> readers_;
 };
 
 }  // namespace tarde::net

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -46,7 +47,8 @@ Result<std::string> read_token_file(const std::string& path) {
 
 Server::Server(ServerOptions options)
     : options_(std::move(options)),
-      read_readiness_(io_, this),
+      send_queue_(io_, socket_batch_),
+      read_readiness_(io_, socket_batch_, this),
       acceptor_(io_),
       signals_(io_, SIGINT, SIGTERM),
       grace_timer_(io_),
@@ -118,6 +120,17 @@ Status Server::open() {
                   .background_yields = true}));
 
   TARDE_RETURN_IF_ERROR(read_readiness_.open());
+  if (socket_batch_.uses_ring()) {
+    spdlog::info(LogRecord("io.batched")
+                     .text("msg", "connections are read and written in batches through io_uring")
+                     .line());
+  } else {
+    spdlog::info(
+        LogRecord("io.unbatched")
+            .text("error", std::strerror(socket_batch_.ring_error()))
+            .text("msg", "no io_uring: one system call per read and per write of a connection")
+            .line());
+  }
   asio::error_code ec;
   const auto address = asio::ip::make_address(options_.listen_host, ec);
   if (ec) return Status::invalid_argument("bad listen address " + options_.listen_host);

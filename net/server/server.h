@@ -15,8 +15,10 @@
 #include "base/figures.h"
 #include "net/core/core.h"
 #include "net/server/client_activity.h"
+#include "net/server/send_queue.h"
 #include "net/server/server_options.h"
 #include "net/server/session_host.h"
+#include "net/server/socket_batch.h"
 #include "net/wire/codec.h"
 #include "storage/store_open.h"
 
@@ -73,12 +75,20 @@ class Server final : public SessionHost, private ReadReadiness::PassObserver {
   std::optional<std::string> start_backup(const std::shared_ptr<Session>& session) override;
   bool backups_enabled() const override { return !options_.backup_dir.empty(); }
   ReadReadiness& read_readiness() override { return read_readiness_; }
+  SendQueue& send_queue() override { return send_queue_; }
   void session_closed(Session* session) override;
 
  private:
   // ReadReadiness::PassObserver: a pass's commit runs at its end.
-  void pass_started() override { core_.hold_commits(); }
-  void pass_ended() override { core_.release_commits(); }
+  // The replies of the pass and of its commit leave together at its end.
+  void pass_started() override {
+    send_queue_.hold();
+    core_.hold_commits();
+  }
+  void pass_ended() override {
+    core_.release_commits();
+    send_queue_.release();
+  }
 
   std::function<void(const std::string& state)> notify_;
   [[nodiscard]] Status open_http();
@@ -91,6 +101,8 @@ class Server final : public SessionHost, private ReadReadiness::PassObserver {
   ServerOptions options_;
   Figures figures_;  // before everything that declares figures in it
   asio::io_context io_;
+  SocketBatch socket_batch_;      // the io thread's batched sends and receives
+  SendQueue send_queue_;          // before sessions_, like read_readiness_
   ReadReadiness read_readiness_;  // before sessions_: they use it until closed
   asio::ip::tcp::acceptor acceptor_;
   asio::signal_set signals_;

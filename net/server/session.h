@@ -12,6 +12,7 @@
 #include "net/server/client_activity.h"
 #include "net/server/commands.h"
 #include "net/server/read_readiness.h"
+#include "net/server/send_queue.h"
 
 namespace tarde::net {
 
@@ -33,7 +34,8 @@ class SessionHost;
 class Session final : public std::enable_shared_from_this<Session>,
                       public ReserveWaiter,
                       public CommitWaiter,
-                      public ReadReadiness::Reader {
+                      public ReadReadiness::Reader,
+                      public SendQueue::Sender {
  public:
   // A client that pipelines without reading is paused past these.
   static constexpr size_t kPendingRepliesMax = 1024;
@@ -58,10 +60,15 @@ class Session final : public std::enable_shared_from_this<Session>,
   // True when the connection completed no command since `since` and neither
   // waits in RESERVE nor has replies on their way: the idle sweep closes it.
   bool idle_since(std::chrono::steady_clock::time_point since) const {
-    return last_command_at_ < since && !parked_ && pending_.empty() && !writing_;
+    return last_command_at_ < since && !parked_ && pending_.empty() && !writing_ && !send_queued_;
   }
   // ReadReadiness::Reader: input came (or the socket broke).
   void on_readable(bool broken) override;
+  int batch_read_fd() override;
+  void on_received(const char* data, int64_t result) override;
+  // SendQueue::Sender: the output queued with the host goes.
+  std::span<char> unsent() override;
+  void on_sent(int64_t result) override;
   CommandContext& context() { return ctx_; }
   ClientActivity::Mark& activity() { return activity_; }
   void close();
@@ -76,6 +83,9 @@ class Session final : public std::enable_shared_from_this<Session>,
   };
 
   void do_read();
+  // One read of what the socket holds into input_; false when the
+  // connection broke (and is closed).
+  bool read_available();
   void process();
   bool process_one();
   void push_reply(std::string text, uint64_t dep, bool close_after);
@@ -105,11 +115,12 @@ class Session final : public std::enable_shared_from_this<Session>,
   std::string output_;
   std::string write_buffer_;  // the bytes of the one write in flight
   size_t pending_bytes_ = 0;
-  bool watched_ = false;  // registered with the host's ReadReadiness
-  bool reading_ = false;  // wants input from the ReadReadiness
-  bool paused_ = false;   // reading stopped at the output bounds; logged once
-  bool writing_ = false;
-  bool parked_ = false;  // waiting in RESERVE wait=, or for BACKUP
+  bool watched_ = false;      // registered with the host's ReadReadiness
+  bool reading_ = false;      // wants input from the ReadReadiness
+  bool paused_ = false;       // reading stopped at the output bounds; logged once
+  bool writing_ = false;      // an asynchronous write of write_buffer_ is in flight
+  bool send_queued_ = false;  // output_ waits in the host's SendQueue
+  bool parked_ = false;       // waiting in RESERVE wait=, or for BACKUP
   bool parked_for_backup_ = false;
   std::vector<std::string> parked_queues_;  // a RESERVE may wait on several
   std::string taken_;                       // the reply try_take() got, until deliver()

@@ -10,6 +10,7 @@
 #include "engine/engine.h"
 #include "net/server/client_activity.h"
 #include "net/server/read_readiness.h"
+#include "net/server/send_queue.h"
 #include "net/wire/codec.h"
 
 namespace tarde::net {
@@ -31,6 +32,8 @@ class SessionHost {
   virtual bool backups_enabled() const = 0;
   // Where the session learns that its socket has input.
   virtual ReadReadiness& read_readiness() = 0;
+  // Where the session's output waits for the end of the io thread's turn.
+  virtual SendQueue& send_queue() = 0;
 
   // A command of the connection of `activity` came at `at` and is about to
   // run: count it, and start watching which staged commit its reply reads

@@ -1,7 +1,8 @@
-// ReadReadiness over a real socket pair: a registered socket is reported
+// ReadReadiness over real socket pairs: a registered socket is reported
 // only while its reader wants input, reported again while input stays
 // unread (level-triggered), and a broken socket is reported even to a
-// reader that wants nothing.
+// reader that wants nothing. Readers that take input get it from one batched
+// receive per pass, through an io_uring and through plain calls alike.
 #include "net/server/read_readiness.h"
 
 #include <doctest/doctest.h>
@@ -9,8 +10,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "net/server/socket_batch.h"
 
 namespace tarde::testing {
 namespace {
@@ -19,6 +24,25 @@ namespace {
 struct RecordingReader : net::ReadReadiness::Reader {
   std::vector<bool> reports;  // the `broken` flag of each report
   void on_readable(bool broken) override { reports.push_back(broken); }
+  int batch_read_fd() override { return -1; }
+  void on_received(const char*, int64_t) override { FAIL("not batched"); }
+};
+
+// Takes its input in the pass's batched receive, and records each result.
+struct BatchReader : net::ReadReadiness::Reader {
+  int fd = -1;
+  std::vector<int64_t> results;
+  std::string input;
+  std::vector<std::string>* log = nullptr;
+  void on_readable(bool broken) override {
+    results.push_back(broken ? -1000 : -2000);  // not expected for a live socket
+  }
+  int batch_read_fd() override { return fd; }
+  void on_received(const char* data, int64_t result) override {
+    results.push_back(result);
+    if (result > 0) input.append(data, static_cast<size_t>(result));
+    if (log != nullptr) log->push_back("received");
+  }
 };
 
 // A connected pair of stream sockets, closed at the end of the test.
@@ -51,7 +75,8 @@ struct RecordingObserver : net::ReadReadiness::PassObserver {
 // A ReadReadiness with one socket of a pair registered, not yet wanting input.
 struct Watched {
   asio::io_context io;
-  net::ReadReadiness readiness{io};
+  net::SocketBatch batch;
+  net::ReadReadiness readiness{io, batch};
   SocketPair pair;
   RecordingReader reader;
   Watched() {
@@ -108,11 +133,14 @@ TEST_CASE("each pass over the ready sockets is framed by the observer's start an
   struct LoggingReader : net::ReadReadiness::Reader {
     std::vector<std::string>* log = nullptr;
     void on_readable(bool) override { log->push_back("read"); }
+    int batch_read_fd() override { return -1; }
+    void on_received(const char*, int64_t) override {}
   } first, second;
   first.log = &log;
   second.log = &log;
   asio::io_context io;
-  net::ReadReadiness readiness(io, &observer);
+  net::SocketBatch batch;
+  net::ReadReadiness readiness(io, batch, &observer);
   REQUIRE(readiness.open().is_ok());
   SocketPair a, b;
   REQUIRE(readiness.watch(a.ours, &first).is_ok());
@@ -131,12 +159,63 @@ TEST_CASE("each pass over the ready sockets is framed by the observer's start an
 
 TEST_CASE("registering a descriptor that is not a socket fails with a clear error") {
   asio::io_context io;
-  net::ReadReadiness readiness(io);
+  net::SocketBatch batch;
+  net::ReadReadiness readiness(io, batch);
   REQUIRE(readiness.open().is_ok());
   RecordingReader reader;
   const Status status = readiness.watch(-1, &reader);
   CHECK(!status.is_ok());
   CHECK(status.to_string().find("epoll_ctl") != std::string::npos);
+}
+
+TEST_CASE("the ready sockets of a pass are received from together, then handed to their readers") {
+  for (const auto mode : {net::SocketBatch::Mode::kRing, net::SocketBatch::Mode::kPlain}) {
+    CAPTURE(mode == net::SocketBatch::Mode::kRing);
+    std::vector<std::string> log;
+    RecordingObserver observer;
+    observer.log = &log;
+    asio::io_context io;
+    net::SocketBatch batch(mode);
+    net::ReadReadiness readiness(io, batch, &observer);
+    REQUIRE(readiness.open().is_ok());
+    SocketPair a, b, big;
+    BatchReader first, second, third;
+    first.fd = a.ours;
+    second.fd = b.ours;
+    third.fd = big.ours;
+    first.log = second.log = third.log = &log;
+    for (auto [pair, reader] : {std::pair{&a, &first}, {&b, &second}, {&big, &third}}) {
+      REQUIRE(readiness.watch(pair->ours, reader).is_ok());
+      REQUIRE(readiness.want_input(pair->ours, reader, true).is_ok());
+    }
+    REQUIRE(::write(a.peer, "ENQUEUE", 7) == 7);
+    REQUIRE(::write(b.peer, "PING\r\n", 6) == 6);
+    // More than a slot holds: the reader gets a full slot and reads on itself.
+    const std::string large(net::ReadReadiness::kBatchReadBytes + 100, 'z');
+    REQUIRE(::write(big.peer, large.data(), large.size()) == static_cast<ssize_t>(large.size()));
+
+    io.run_one_for(std::chrono::seconds(5));
+    CHECK(log == std::vector<std::string>{"start", "received", "received", "received", "end"});
+    CHECK(first.results == std::vector<int64_t>{7});
+    CHECK(first.input == "ENQUEUE");
+    CHECK(second.input == "PING\r\n");
+    CHECK(third.results == std::vector<int64_t>{int64_t{net::ReadReadiness::kBatchReadBytes}});
+    CHECK(third.input == large.substr(0, net::ReadReadiness::kBatchReadBytes));
+
+    // The end of input is a receive of 0 bytes, as recv(2) gives; a socket
+    // broken both ways is reported to on_readable instead.
+    REQUIRE(::shutdown(a.peer, SHUT_WR) == 0);
+    b.close_peer();
+    first.results.clear();
+    second.results.clear();
+    readiness.forget(big.ours);
+    io.restart();
+    io.run_one_for(std::chrono::seconds(5));
+    CHECK(first.results == std::vector<int64_t>{0});
+    CHECK(second.results == std::vector<int64_t>{-1000});
+    readiness.forget(a.ours);
+    readiness.forget(b.ours);
+  }
 }
 
 }  // namespace

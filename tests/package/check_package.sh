@@ -50,8 +50,8 @@ depends=$(dpkg-deb -f "$deb" Depends)
 say "Depends: $depends"
 # RocksDB is linked in from its static archive; the compression libraries it
 # calls stay shared.
-for dependency in adduser libc6 'libstdc\+\+6' libsystemd0 libjemalloc2 libsnappy1v5 liblz4-1 \
-  libzstd1; do
+for dependency in adduser libc6 'libstdc\+\+6' libsystemd0 libjemalloc2 liburing2 libsnappy1v5 \
+  liblz4-1 libzstd1; do
   grep -Eq "(^|, )$dependency( |,|$)" <<<"$depends" || fail "Depends lacks $dependency"
 done
 grep -Eq "(^|, )librocksdb" <<<"$depends" && fail "Depends names librocksdb, which is linked in"
