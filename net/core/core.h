@@ -117,7 +117,7 @@ class Core {
     if (committer_) committer_->release();
   }
   // Called at the end of after_commands() and of every commit: the server
-  // finishes its shutdown there.
+  // sends the replies they released, and finishes its shutdown there.
   void set_after_commands_hook(std::function<void()> hook) { hook_ = std::move(hook); }
   // Also tells `observer` of every transition written, after the transition
   // log (the HTTP API's per-second figures). Set after open().

@@ -6,7 +6,15 @@ namespace tarde::net {
 
 void SendQueue::add(std::shared_ptr<Sender> sender, int fd) {
   queued_.push_back(Queued{std::move(sender), fd});
-  if (holds_ > 0 || posted_) return;
+  if (holds_ > 0) return;
+  if (!sending_now_ && !sent_this_turn_) {
+    // The first output since the last send goes at once: the first of many
+    // parked workers handed a request does not wait for the others'.
+    send_now();
+    sent_this_turn_ = true;
+    return;
+  }
+  if (posted_) return;
   posted_ = true;
   asio::post(io_, [this] {
     posted_ = false;
@@ -19,8 +27,13 @@ void SendQueue::release() {
 }
 
 void SendQueue::send_now() {
-  if (queued_.empty()) return;
-  // What on_sent queues again goes in a later turn.
+  // What on_sent queues goes with the next send (the one posted by add).
+  if (sending_now_) return;
+  if (queued_.empty()) {
+    sent_this_turn_ = false;
+    return;
+  }
+  sending_now_ = true;
   sending_.swap(queued_);
   ops_.clear();
   op_of_.clear();
@@ -41,6 +54,8 @@ void SendQueue::send_now() {
     sending_[i].sender->on_sent(op_of_[i] == SIZE_MAX ? 0 : ops_[op_of_[i]].result);
   }
   sending_.clear();
+  sending_now_ = false;
+  sent_this_turn_ = false;
 }
 
 }  // namespace tarde::net

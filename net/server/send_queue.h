@@ -14,8 +14,10 @@ namespace tarde::net {
 // io thread and sends it all at once through a SocketBatch, when the turn's
 // handler is over: the replies released by a commit, or answered during a
 // pass over the ready sockets, leave in one system call rather than one
-// each. A connection is queued once however often it asks; what it holds
-// when the queue is sent is what goes. io thread only.
+// each. Outside a pass, the first output of a turn goes at once, so that the
+// first worker handed a request does not wait for the rest of the turn. A
+// connection is queued once however often it asks; what it holds when the
+// queue is sent is what goes. io thread only.
 class SendQueue {
  public:
   // A connection with output.
@@ -36,9 +38,10 @@ class SendQueue {
   SendQueue(const SendQueue&) = delete;
   SendQueue& operator=(const SendQueue&) = delete;
 
-  // Sends the output of `sender` (on socket `fd`) when the queue is
-  // released, or after the current handler when it is not held. `sender`
-  // must not be queued already.
+  // Sends the output of `sender` (on socket `fd`): when the queue is
+  // released if it is held; otherwise at once if nothing was queued since
+  // the last send, else with the next send (at the latest after the current
+  // handler). `sender` must not be queued already.
   void add(std::shared_ptr<Sender> sender, int fd);
   // Between hold() and release() nothing is sent; the last release() sends
   // what came meanwhile. The server holds the queue for a pass over the
@@ -48,6 +51,12 @@ class SendQueue {
   void release();
   // Sends everything queued now.
   void send_now();
+  // The same, unless the queue is held: for the end of a handler that
+  // hands out requests or finishes a commit, whose replies should not wait
+  // for the handlers queued behind it.
+  void send_unless_held() {
+    if (holds_ == 0) send_now();
+  }
 
  private:
   struct Queued {
@@ -63,6 +72,8 @@ class SendQueue {
   std::vector<size_t> op_of_;  // sending_[i]'s index in ops_, or SIZE_MAX
   int holds_ = 0;
   bool posted_ = false;
+  bool sent_this_turn_ = false;  // output went at once since the last send_now
+  bool sending_now_ = false;     // inside send_now, whose on_sent may queue more
 };
 
 }  // namespace tarde::net

@@ -60,6 +60,9 @@ Server::Server(ServerOptions options)
     core_.set_active_clients([this] { return activity_.active(std::chrono::steady_clock::now()); });
   }
   core_.set_after_commands_hook([this] {
+    // The Core's handlers (firing, hand-outs to parked RESERVEs, a commit's
+    // end) end here: their replies leave now, not behind the next firing.
+    send_queue_.send_unless_held();
     if (shutting_down_) finish_shutdown_when_idle();
   });
 }

@@ -1,8 +1,9 @@
 // SocketBatch over real sockets, through an io_uring and through plain calls:
 // both give each operation the result send(2) or recv(2) would, whatever
 // the mix, the size of the batch, or the state of the socket. SendQueue
-// sends what its connections hold at the end of a turn, or at the last
-// release of a hold, and skips a connection closed meanwhile.
+// sends a turn's first output at once and the rest at the turn's end, or
+// everything at the last release of a hold, and skips a connection closed
+// meanwhile.
 #include "net/server/socket_batch.h"
 
 #include <doctest/doctest.h>
@@ -162,33 +163,52 @@ struct Queued {
 };
 
 TEST_CASE_FIXTURE(Queued,
-                  "send_queue: output leaves at the end of the turn, or at the last release of a "
-                  "hold") {
+                  "send_queue: the first output of a turn goes at once, the rest at its end") {
   first->output = "OK 1\r\n";
   second->output = "OK 2\r\n";
+  auto third = std::make_shared<FakeSender>();
+  third->output = "OK 3\r\n";
+  SocketPair c;
 
-  // Not held: sent by a handler of the io_context, after the current one.
+  queue.add(first, a.ours);
+  CHECK(first->results == std::vector<int64_t>{6});  // at once
+  queue.add(second, b.ours);
+  queue.add(third, c.ours);
+  second->output += "OK 4\r\n";  // what it holds when the queue is sent is what goes
+  CHECK(second->results.empty());
+  io.run();  // the handler that ends the turn
+  CHECK(second->results == std::vector<int64_t>{12});
+  CHECK(third->results == std::vector<int64_t>{6});
+  CHECK(a.drain_peer() == "OK 1\r\n");
+  CHECK(b.drain_peer() == "OK 2\r\nOK 4\r\n");
+  CHECK(c.drain_peer() == "OK 3\r\n");
+
+  // After a send, the next first output goes at once again.
+  first->output = "OK 5\r\n";
+  queue.add(first, a.ours);
+  CHECK(first->results.size() == 2);
+  CHECK(a.drain_peer() == "OK 5\r\n");
+  queue.send_unless_held();  // what a handler's end does: the turn is over
+  second->output = "OK 6\r\n";
+  queue.add(second, b.ours);
+  CHECK(second->results.size() == 2);
+}
+
+TEST_CASE_FIXTURE(Queued, "send_queue: a held queue sends nothing until its last release") {
+  first->output = "OK 1\r\n";
+  second->output = "OK 2\r\n";
+  queue.hold();
+  queue.hold();
   queue.add(first, a.ours);
   queue.add(second, b.ours);
-  first->output += "OK 3\r\n";  // what it holds when the queue is sent is what goes
+  queue.send_unless_held();
+  queue.release();
   CHECK(first->results.empty());
-  io.run();
-  CHECK(first->results == std::vector<int64_t>{12});
+  queue.release();  // no handler is needed for it
+  CHECK(first->results == std::vector<int64_t>{6});
   CHECK(second->results == std::vector<int64_t>{6});
-  CHECK(a.drain_peer() == "OK 1\r\nOK 3\r\n");
+  CHECK(a.drain_peer() == "OK 1\r\n");
   CHECK(b.drain_peer() == "OK 2\r\n");
-
-  // Held twice: nothing leaves until the second release, and no handler is
-  // needed for it.
-  first->output = "OK 4\r\n";
-  queue.hold();
-  queue.hold();
-  queue.add(first, a.ours);
-  queue.release();
-  CHECK(first->results.size() == 1);
-  queue.release();
-  CHECK(first->results.size() == 2);
-  CHECK(a.drain_peer() == "OK 4\r\n");
 }
 
 TEST_CASE_FIXTURE(
@@ -206,9 +226,10 @@ TEST_CASE_FIXTURE(
       queue.add(chatty, a.ours);
     }
   };
+  queue.hold();
   queue.add(closed, b.ours);
   queue.add(chatty, a.ours);
-  io.run_one();
+  queue.release();
   CHECK(closed->results == std::vector<int64_t>{0});
   CHECK(b.drain_peer().empty());
   CHECK(chatty->results == std::vector<int64_t>{6});
