@@ -1,6 +1,7 @@
 #include "net/server/read_readiness.h"
 
 #include <sys/epoll.h>
+#include <sys/mman.h>
 
 #include <array>
 #include <cerrno>
@@ -13,6 +14,7 @@ namespace {
 // Sockets served per epoll_wait. More ready ones stay ready (level-triggered)
 // and are served on the next pass, after the handlers queued meanwhile.
 constexpr int kEventsPerPass = 256;
+constexpr size_t kReadBufferBytes = kEventsPerPass * ReadReadiness::kBatchReadBytes;
 
 Status errno_status(const char* what) {
   return Status::io_error(std::string(what) + ": " + std::strerror(errno));
@@ -22,6 +24,10 @@ Status errno_status(const char* what) {
 
 ReadReadiness::ReadReadiness(asio::io_context& io, SocketBatch& batch, PassObserver* observer)
     : descriptor_(io), batch_(batch), observer_(observer) {}
+
+ReadReadiness::~ReadReadiness() {
+  if (read_buffer_ != nullptr) munmap(read_buffer_, kReadBufferBytes);
+}
 
 Status ReadReadiness::open() {
   const int fd = epoll_create1(EPOLL_CLOEXEC);
@@ -71,22 +77,25 @@ void ReadReadiness::on_ready(const asio::error_code& ec) {
   // forget its socket) while an earlier one is served; Sessions are released
   // only after the handler that closed them, so the pointers of this pass
   // stay valid, and a closed one ignores what it is told.
-  if (read_buffer_ == nullptr && ready > 0) {
-    read_buffer_.reset(new char[kEventsPerPass * kBatchReadBytes]);
+  if (!read_buffer_tried_ && ready > 0) {
+    read_buffer_tried_ = true;
+    void* mapped = mmap(nullptr, kReadBufferBytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mapped != MAP_FAILED) read_buffer_ = static_cast<char*>(mapped);
   }
   reads_.clear();
   readers_.clear();
   for (int i = 0; i < ready; ++i) {
     auto* reader = static_cast<Reader*>(events[i].data.ptr);
     const bool broken = (events[i].events & (EPOLLERR | EPOLLHUP)) != 0;
-    const int fd = broken ? -1 : reader->batch_read_fd();
+    const int fd = broken || read_buffer_ == nullptr ? -1 : reader->batch_read_fd();
     if (fd < 0) {
       reader->on_readable(broken);
       continue;
     }
     reads_.push_back(SocketBatch::Op{.fd = fd,
                                      .send = false,
-                                     .data = read_buffer_.get() + reads_.size() * kBatchReadBytes,
+                                     .data = read_buffer_ + reads_.size() * kBatchReadBytes,
                                      .size = kBatchReadBytes});
     readers_.push_back(reader);
   }
