@@ -16,10 +16,10 @@ namespace tarde::net {
 // recv before waiting, a second syscall per command; here each socket is
 // registered once, level-triggered, and one pass of the io thread costs one
 // epoll_wait of the set and one re-arm of the set's descriptor in Asio,
-// however many sockets it serves, and the ready sockets are read together
-// through a SocketBatch (one system call where io_uring is available). Sessions send with a plain
-// write and leave to Asio only what the socket does not take at once. io thread only; destroyed
-// (its descriptor closed by Asio) after every watched socket is.
+// however many sockets it serves. The ready sockets of a pass are read
+// together through a SocketBatch (one system call where io_uring is
+// available). io thread only; destroyed (its descriptor closed by Asio)
+// after every watched socket is.
 class ReadReadiness {
  public:
   // Told that its socket has input, or is broken (an error, or both

@@ -129,7 +129,7 @@ bool Session::read_available() {
 int Session::batch_read_fd() { return !closed_ && reading_ ? socket_.native_handle() : -1; }
 
 void Session::on_received(const char* data, int64_t result) {
-  if (closed_ || !reading_) return;
+  if (closed_) return;
   if (result == -EAGAIN || result == -EWOULDBLOCK) return;
   if (result <= 0) {
     close();  // the end of input, or a broken connection
@@ -137,6 +137,7 @@ void Session::on_received(const char* data, int64_t result) {
   }
   const std::shared_ptr<Session> self = shared_from_this();
   input_.append(data, static_cast<size_t>(result));
+  if (!reading_) return;  // stopped since the pass began: the bytes wait in input_
   // A full slot: more may be waiting, read as a lone reader does.
   if (static_cast<size_t>(result) == ReadReadiness::kBatchReadBytes && !read_available()) return;
   process();
