@@ -52,8 +52,10 @@
 #include "engine/engine.h"
 #include "engine/invariants.h"
 #include "engine/random.h"
+#include "net/server/send_queue.h"
 #include "net/server/session.h"
 #include "net/server/session_host.h"
+#include "net/server/socket_batch.h"
 #include "net/wire/codec.h"
 #include "storage/mem_kv.h"
 #include "storage/staged_kv.h"
@@ -94,7 +96,7 @@ class FuzzHost final : public net::SessionHost {
         decoder_((setup & kSetupSmallPayload) ? kSmallPayloadBytesMax
                                               : net::kDefaultPayloadBytesMax),
         random_(setup >> 3),
-        readiness_(io) {
+        readiness_(io, batch_) {
     FUZZ_CHECK(readiness_.open().is_ok());
     if (setup & kSetupAuth) auth_token_ = std::string(kAuthToken);
     engine_options_.retry_lead_ms = (setup & kSetupRetryLead) ? kRetryLeadMs : 0;
@@ -192,6 +194,7 @@ class FuzzHost final : public net::SessionHost {
   // No backup directory: BACKUP answers NOT_CONFIGURED before it asks.
   bool backups_enabled() const override { return false; }
   net::ReadReadiness& read_readiness() override { return readiness_; }
+  net::SendQueue& send_queue() override { return send_queue_; }
   std::optional<std::string> start_backup(const std::shared_ptr<net::Session>&) override {
     std::abort();  // unreachable while backups_enabled() is false
   }
@@ -274,6 +277,8 @@ class FuzzHost final : public net::SessionHost {
   std::optional<std::string> auth_token_;
   ManualClock clock_;
   engine::SeededRandom random_;
+  net::SocketBatch batch_;  // sessions' receives and sends, as in the server
+  net::SendQueue send_queue_{io_, batch_};
   net::ReadReadiness readiness_;  // sessions' input, through an epoll set of its own
   engine::Engine::Options engine_options_;
   storage::MemKv durable_;
