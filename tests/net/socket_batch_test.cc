@@ -136,7 +136,7 @@ TEST_CASE("socket_batch: one operation, and an empty batch") {
 
 // A connection of a SendQueue test: holds output, records each result, and
 // may queue more output from on_sent.
-struct FakeSender : net::SendQueue::Sender, std::enable_shared_from_this<FakeSender> {
+struct FakeSender final : net::SendQueue::Sender, std::enable_shared_from_this<FakeSender> {
   std::string output;
   bool closed = false;
   std::vector<int64_t> results;
