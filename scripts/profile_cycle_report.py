@@ -30,6 +30,7 @@ RULES = [
     ("network send", r"tcp_sendmsg|sock_write_iter|^__send$|^__x64_sys_sendto$"),
     ("network receive", r"tcp_recvmsg|sock_read_iter|^__libc_recv$|^__x64_sys_recvfrom$"),
     ("WAL file write (write syscall)", r"ext4_file_write_iter|^ksys_write$|^__x64_sys_pwrite64$"),
+    ("io_uring, the batches' own work", r"io_uring|io_submit_sqes|io_issue_sqe"),
     ("epoll_wait", r"epoll_wait"),
     ("epoll_ctl", r"epoll_ctl"),
     ("thread wakeups (futex)", r"futex|^pthread_cond_|^pthread_mutex_"),
