@@ -75,16 +75,14 @@ bool SocketBatch::run_in_ring(std::span<Op> ops, size_t* done) {
     while (submitted == -EINTR && io_uring_sq_ready(ring) == count) {
       submitted = io_uring_submit_and_wait(ring, count);
     }
-    if (submitted < 0 && io_uring_sq_ready(ring) == count) {
-      // Nothing went in: dropping the ring discards the queued entries, and
-      // the operations run one by one.
-      ring_error_ = -submitted;
-      return false;
-    }
-    // Submitted: every operation completes (none waits), and its result is
-    // the only record of whether bytes moved, so it is waited for.
+    // The kernel takes entries in order and stops at one it cannot take
+    // (out of memory), without waiting then: the first `taken` are in the
+    // ring, the others still queued in it.
+    const unsigned taken = count - io_uring_sq_ready(ring);
+    // Those taken all complete (none waits), and a result is the only
+    // record of whether bytes moved, so each is waited for.
     unsigned seen = 0;
-    while (seen < count) {
+    while (seen < taken) {
       io_uring_cqe* cqe = nullptr;
       const int waited = io_uring_wait_cqe(ring, &cqe);
       if (waited == -EINTR || waited == -EAGAIN) continue;
@@ -92,15 +90,22 @@ bool SocketBatch::run_in_ring(std::span<Op> ops, size_t* done) {
         ring_error_ = -waited;
         // Unreachable in practice; the outcome of what is left is unknown,
         // so those connections fail rather than risk bytes sent twice.
-        for (size_t i = first; i < first + count; ++i) {
+        for (size_t i = first; i < first + taken; ++i) {
           if (ops[i].result == 0) ops[i].result = -EIO;
         }
-        *done = first + count;
+        *done = first + taken;
         return false;
       }
       ops[io_uring_cqe_get_data64(cqe)].result = cqe->res;
       io_uring_cqe_seen(ring, cqe);
       ++seen;
+    }
+    if (taken < count) {
+      // Dropping the ring discards the entries it did not take; those
+      // operations never ran, and run one by one.
+      ring_error_ = submitted < 0 ? -submitted : ENOMEM;
+      *done = first + taken;
+      return false;
     }
     *done = first + count;
   }
