@@ -2,6 +2,7 @@
 
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -23,19 +24,20 @@ Status errno_status(const char* what) {
 }  // namespace
 
 ReadReadiness::ReadReadiness(asio::io_context& io, SocketBatch& batch, PassObserver* observer)
-    : descriptor_(io), batch_(batch), observer_(observer) {}
+    : io_(io), edge_wait_(io, *this), batch_(batch), observer_(observer) {}
 
 ReadReadiness::~ReadReadiness() {
+  edge_wait_.forget();
+  if (fd_ >= 0) ::close(fd_);
   if (read_buffer_ != nullptr) munmap(read_buffer_, kReadBufferBytes);
 }
 
 Status ReadReadiness::open() {
-  const int fd = epoll_create1(EPOLL_CLOEXEC);
-  if (fd < 0) return errno_status("epoll_create1");
-  asio::error_code ec;
-  descriptor_.assign(fd, ec);
-  if (ec) return Status::io_error("watching the read epoll set: " + ec.message());
-  arm();
+  fd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (fd_ < 0) return errno_status("epoll_create1");
+  events_.resize(kEventsPerPass);
+  TARDE_RETURN_IF_ERROR(edge_wait_.watch(fd_));
+  edge_wait_.wait();
   return Status::ok();
 }
 
@@ -43,9 +45,7 @@ Status ReadReadiness::control(int op, int fd, Reader* reader, uint32_t events) {
   epoll_event event{};
   event.events = events;
   event.data.ptr = reader;
-  if (epoll_ctl(descriptor_.native_handle(), op, fd, &event) != 0) {
-    return errno_status("epoll_ctl");
-  }
+  if (epoll_ctl(fd_, op, fd, &event) != 0) return errno_status("epoll_ctl");
   return Status::ok();
 }
 
@@ -54,42 +54,68 @@ Status ReadReadiness::watch(int fd, Reader* reader) {
 }
 
 Status ReadReadiness::want_input(int fd, Reader* reader, bool wanted) {
-  return control(EPOLL_CTL_MOD, fd, reader, wanted ? uint32_t{EPOLLIN} : uint32_t{0});
+  TARDE_RETURN_IF_ERROR(
+      control(EPOLL_CTL_MOD, fd, reader, wanted ? uint32_t{EPOLLIN} : uint32_t{0}));
+  // Input that came while the reader wanted none is announced by this call
+  // only when the set had not listed the socket as ready since: look.
+  if (wanted) look_soon();
+  return Status::ok();
 }
 
 void ReadReadiness::forget(int fd) {
   epoll_event ignored{};
-  epoll_ctl(descriptor_.native_handle(), EPOLL_CTL_DEL, fd, &ignored);
+  epoll_ctl(fd_, EPOLL_CTL_DEL, fd, &ignored);
 }
 
-void ReadReadiness::arm() {
-  descriptor_.async_wait(asio::posix::stream_descriptor::wait_read,
-                         [this](const asio::error_code& ec) { on_ready(ec); });
+// An edge of the set comes whenever a watched socket gets input or breaks.
+// What it does not announce is input a pass left in a socket it served, or
+// input already there when a reader starts wanting it: then a pass is
+// posted, and finds it, the sockets being registered level-triggered.
+void ReadReadiness::look_soon() {
+  if (in_pass_) {
+    more_may_wait_ = true;  // the pass posts the next one as it ends
+    return;
+  }
+  if (pass_posted_) return;
+  pass_posted_ = true;
+  asio::post(io_, [this] {
+    pass_posted_ = false;
+    look();
+    serve();
+  });
 }
 
-void ReadReadiness::on_ready(const asio::error_code& ec) {
-  if (ec) return;  // closed: the server is going away
-  std::array<epoll_event, kEventsPerPass> events;
-  const int ready = epoll_wait(descriptor_.native_handle(), events.data(), kEventsPerPass, 0);
+bool ReadReadiness::look() {
+  ready_ = epoll_wait(fd_, events_.data(), kEventsPerPass, 0);
+  if (ready_ < 0) ready_ = 0;  // EINTR: the next edge or pass looks again
+  return ready_ > 0;
+}
+
+void ReadReadiness::on_input() { serve(); }
+
+void ReadReadiness::serve() {
   if (observer_ != nullptr) observer_->pass_started();
   // The sockets that take input are read together first, then each reader
   // handles what came, in the order epoll gave. A reader may close (and
   // forget its socket) while an earlier one is served; Sessions are released
   // only after the handler that closed them, so the pointers of this pass
   // stay valid, and a closed one ignores what it is told.
-  if (!read_buffer_tried_ && ready > 0) {
+  if (!read_buffer_tried_ && ready_ > 0) {
     read_buffer_tried_ = true;
     void* mapped = mmap(nullptr, kReadBufferBytes, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mapped != MAP_FAILED) read_buffer_ = static_cast<char*>(mapped);
   }
+  in_pass_ = true;
+  more_may_wait_ = ready_ == kEventsPerPass;
   reads_.clear();
   readers_.clear();
-  for (int i = 0; i < ready; ++i) {
-    auto* reader = static_cast<Reader*>(events[i].data.ptr);
-    const bool broken = (events[i].events & (EPOLLERR | EPOLLHUP)) != 0;
+  for (int i = 0; i < ready_; ++i) {
+    auto* reader = static_cast<Reader*>(events_[i].data.ptr);
+    const bool broken = (events_[i].events & (EPOLLERR | EPOLLHUP)) != 0;
     const int fd = broken || read_buffer_ == nullptr ? -1 : reader->batch_read_fd();
     if (fd < 0) {
+      more_may_wait_ = true;
       reader->on_readable(broken);
       continue;
     }
@@ -99,10 +125,18 @@ void ReadReadiness::on_ready(const asio::error_code& ec) {
                                      .size = kBatchReadBytes});
     readers_.push_back(reader);
   }
+  ready_ = 0;
   batch_.run(reads_);
-  for (size_t i = 0; i < readers_.size(); ++i)
+  for (size_t i = 0; i < readers_.size(); ++i) {
+    if (reads_[i].result == static_cast<int64_t>(kBatchReadBytes)) more_may_wait_ = true;
     readers_[i]->on_received(reads_[i].data, reads_[i].result);
-  arm();
+  }
+  in_pass_ = false;
+  if (more_may_wait_) {
+    look_soon();
+  } else {
+    edge_wait_.wait();
+  }
   if (observer_ != nullptr) observer_->pass_ended();
 }
 

@@ -1,26 +1,29 @@
 #pragma once
 
+#include <sys/epoll.h>
+
 #include <asio.hpp>
 #include <cstdint>
 #include <vector>
 
 #include "base/status.h"
+#include "net/server/edge_wait.h"
 #include "net/server/socket_batch.h"
 
 namespace tarde::net {
 
 // ReadReadiness tells the sessions of the io thread when their sockets have
-// input, through an epoll set of its own that Asio watches as one
+// input, through an epoll set of its own that Asio's reactor watches as one
 // descriptor. Asio's wait for readability re-arms the socket's registration
 // with an epoll_ctl on every wait, one per command, and its reads try a
 // recv before waiting, a second syscall per command; here each socket is
-// registered once, level-triggered, and one pass of the io thread costs one
-// epoll_wait of the set and one re-arm of the set's descriptor in Asio,
-// however many sockets it serves. The ready sockets of a pass are read
-// together through a SocketBatch (one system call where io_uring is
-// available). io thread only; destroyed (its descriptor closed by Asio)
-// after every watched socket is.
-class ReadReadiness {
+// registered once, level-triggered, and one pass of the io thread costs the
+// reactor's epoll_wait and one epoll_wait of the set, however many sockets
+// it serves: the set is watched edge-triggered (EdgeWait), and a new edge
+// comes with every socket that gets input. The ready sockets of a pass are
+// read together through a SocketBatch (one system call where io_uring is
+// available). io thread only; destroyed after every watched socket is.
+class ReadReadiness final : private EdgeWait::Client {
  public:
   // Told that its socket has input, or is broken (an error, or both
   // directions shut): either way a read returns at once.
@@ -71,11 +74,18 @@ class ReadReadiness {
   void forget(int fd);
 
  private:
-  void arm();
-  void on_ready(const asio::error_code& ec);
+  // EdgeWait::Client: the set's epoll_wait, in the reactor; then the pass.
+  bool look() override;
+  void on_input() override;
+  // Posts a pass, for input that no edge will announce (or, during a pass,
+  // has the pass post the next one as it ends).
+  void look_soon();
+  void serve();
   Status control(int op, int fd, Reader* reader, uint32_t events);
 
-  asio::posix::stream_descriptor descriptor_;
+  asio::io_context& io_;
+  int fd_ = -1;  // the epoll set
+  EdgeWait edge_wait_;
   SocketBatch& batch_;
   PassObserver* observer_;
   // The receives of a pass: one kBatchReadBytes slot per ready socket, in
@@ -87,6 +97,15 @@ class ReadReadiness {
   bool read_buffer_tried_ = false;
   std::vector<SocketBatch::Op> reads_;
   std::vector<Reader*> readers_;
+  // What the set's last epoll_wait found: ready_ of events_.
+  std::vector<epoll_event> events_;
+  int ready_ = 0;
+  // Whether the pass may leave input that no new edge will announce: as
+  // many sockets as a pass serves were ready, a receive filled its slot, a
+  // reader read by itself, or one started wanting input.
+  bool more_may_wait_ = false;
+  bool in_pass_ = false;
+  bool pass_posted_ = false;
 };
 
 }  // namespace tarde::net

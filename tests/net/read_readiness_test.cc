@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -216,6 +217,120 @@ TEST_CASE("the ready sockets of a pass are received from together, then handed t
     readiness.forget(a.ours);
     readiness.forget(b.ours);
   }
+}
+
+// Takes one full slot and no more by itself, as if it stopped there: what
+// stays in the socket has no new edge to announce it.
+struct SlotReader : net::ReadReadiness::Reader {
+  int fd = -1;
+  std::vector<int64_t> results;
+  void on_readable(bool) override { results.push_back(-1000); }
+  int batch_read_fd() override { return fd; }
+  void on_received(const char*, int64_t result) override { results.push_back(result); }
+};
+
+TEST_CASE("input a pass leaves in a socket is served by the next pass, with no new input") {
+  for (const auto mode : {net::SocketBatch::Mode::kRing, net::SocketBatch::Mode::kPlain}) {
+    CAPTURE(mode == net::SocketBatch::Mode::kRing);
+    asio::io_context io;
+    net::SocketBatch batch(mode);
+    net::ReadReadiness readiness(io, batch);
+    REQUIRE(readiness.open().is_ok());
+    SocketPair pair;
+    SlotReader reader;
+    reader.fd = pair.ours;
+    REQUIRE(readiness.watch(pair.ours, &reader).is_ok());
+    REQUIRE(readiness.want_input(pair.ours, &reader, true).is_ok());
+    io.run_for(std::chrono::milliseconds(20));  // the pass for wanting input finds nothing
+    REQUIRE(reader.results.empty());
+    const std::string large(net::ReadReadiness::kBatchReadBytes + 100, 'z');
+    REQUIRE(::write(pair.peer, large.data(), large.size()) == static_cast<ssize_t>(large.size()));
+
+    io.restart();
+    io.run_for(std::chrono::milliseconds(100));
+    CHECK(reader.results ==
+          std::vector<int64_t>{int64_t{net::ReadReadiness::kBatchReadBytes}, 100});
+    readiness.forget(pair.ours);
+  }
+}
+
+// Takes its input in the pass's receive and stops wanting more.
+struct PausingReader : net::ReadReadiness::Reader {
+  net::ReadReadiness* readiness = nullptr;
+  int fd = -1;
+  std::string input;
+  void on_readable(bool) override { input += "<reported>"; }
+  int batch_read_fd() override { return fd; }
+  void on_received(const char* data, int64_t result) override {
+    if (result > 0) input.append(data, static_cast<size_t>(result));
+    REQUIRE(readiness->want_input(fd, this, false).is_ok());
+  }
+};
+
+TEST_CASE("more ready sockets than a pass serves are all served, with no new input") {
+  asio::io_context io;
+  net::SocketBatch batch;
+  net::ReadReadiness readiness(io, batch);
+  REQUIRE(readiness.open().is_ok());
+  constexpr int kSockets = 300;  // a pass serves 256
+  std::vector<SocketPair> pairs(kSockets);
+  std::vector<BatchReader> readers(kSockets);
+  for (int i = 0; i < kSockets; ++i) {
+    readers[i].fd = pairs[i].ours;
+    REQUIRE(readiness.watch(pairs[i].ours, &readers[i]).is_ok());
+    REQUIRE(readiness.want_input(pairs[i].ours, &readers[i], true).is_ok());
+  }
+  io.run_for(std::chrono::milliseconds(20));  // the pass for wanting input finds nothing
+  for (auto& pair : pairs) REQUIRE(::write(pair.peer, "x", 1) == 1);
+
+  io.restart();
+  io.run_for(std::chrono::milliseconds(200));
+  int served = 0;
+  for (const auto& reader : readers) served += reader.input == "x" ? 1 : 0;
+  CHECK(served == kSockets);
+  for (auto& pair : pairs) readiness.forget(pair.ours);
+}
+
+TEST_CASE("input that came while its reader wanted none is served once it wants it") {
+  asio::io_context io;
+  net::SocketBatch batch;
+  net::ReadReadiness readiness(io, batch);
+  REQUIRE(readiness.open().is_ok());
+  SocketPair pair;
+  PausingReader reader;
+  reader.readiness = &readiness;
+  reader.fd = pair.ours;
+  REQUIRE(readiness.watch(pair.ours, &reader).is_ok());
+  REQUIRE(readiness.want_input(pair.ours, &reader, true).is_ok());
+  REQUIRE(::write(pair.peer, "ENQUEUE", 7) == 7);
+  io.run_for(std::chrono::milliseconds(50));
+  REQUIRE(reader.input == "ENQUEUE");
+
+  // More comes while the reader wants none: the set has no edge for it, the
+  // socket being still listed from the pass that served it. Wanting input
+  // again brings no edge either, and the input is served all the same.
+  REQUIRE(::write(pair.peer, " q", 2) == 2);
+  REQUIRE(readiness.want_input(pair.ours, &reader, true).is_ok());
+  io.restart();
+  io.run_for(std::chrono::milliseconds(50));
+  CHECK(reader.input == "ENQUEUE q");
+  readiness.forget(pair.ours);
+}
+
+TEST_CASE("a socket that gets input while the set is waited on is served at once") {
+  Watched w;
+  REQUIRE(w.readiness.want_input(w.pair.ours, &w.reader, true).is_ok());
+  w.run_briefly();  // nothing yet: the set is waited on
+  REQUIRE(w.reader.reports.empty());
+  std::thread writer([&w] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE(::write(w.pair.peer, "x", 1) == 1);
+  });
+  w.io.restart();
+  w.io.run_one_for(std::chrono::seconds(5));
+  writer.join();
+  CHECK(!w.reader.reports.empty());
+  w.readiness.forget(w.pair.ours);
 }
 
 }  // namespace
