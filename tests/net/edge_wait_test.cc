@@ -16,7 +16,7 @@ namespace tarde::testing {
 namespace {
 
 // Counts looks and inputs; finds input while `has_input` says so.
-struct CountingClient : net::EdgeWait::Client {
+struct CountingClient final : net::EdgeWait::Client {
   int looks = 0;
   int inputs = 0;
   bool has_input = true;

@@ -22,7 +22,7 @@ namespace tarde::testing {
 namespace {
 
 // Records each report; reads nothing, so unread input stays readable.
-struct RecordingReader : net::ReadReadiness::Reader {
+struct RecordingReader final : net::ReadReadiness::Reader {
   std::vector<bool> reports;  // the `broken` flag of each report
   void on_readable(bool broken) override { reports.push_back(broken); }
   int batch_read_fd() override { return -1; }
@@ -30,7 +30,7 @@ struct RecordingReader : net::ReadReadiness::Reader {
 };
 
 // Takes its input in the pass's batched receive, and records each result.
-struct BatchReader : net::ReadReadiness::Reader {
+struct BatchReader final : net::ReadReadiness::Reader {
   int fd = -1;
   std::vector<int64_t> results;
   std::string input;
@@ -67,7 +67,7 @@ struct SocketPair {
 };
 
 // Records the start and end of each pass, and the reports in between.
-struct RecordingObserver : net::ReadReadiness::PassObserver {
+struct RecordingObserver final : net::ReadReadiness::PassObserver {
   std::vector<std::string>* log = nullptr;
   void pass_started() override { log->push_back("start"); }
   void pass_ended() override { log->push_back("end"); }
@@ -131,7 +131,7 @@ TEST_CASE("each pass over the ready sockets is framed by the observer's start an
   RecordingObserver observer;
   observer.log = &log;
   // Logs each report between the observer's calls.
-  struct LoggingReader : net::ReadReadiness::Reader {
+  struct LoggingReader final : net::ReadReadiness::Reader {
     std::vector<std::string>* log = nullptr;
     void on_readable(bool) override { log->push_back("read"); }
     int batch_read_fd() override { return -1; }
@@ -221,7 +221,7 @@ TEST_CASE("the ready sockets of a pass are received from together, then handed t
 
 // Takes one full slot and no more by itself, as if it stopped there: what
 // stays in the socket has no new edge to announce it.
-struct SlotReader : net::ReadReadiness::Reader {
+struct SlotReader final : net::ReadReadiness::Reader {
   int fd = -1;
   std::vector<int64_t> results;
   void on_readable(bool) override { results.push_back(-1000); }
@@ -255,7 +255,7 @@ TEST_CASE("input a pass leaves in a socket is served by the next pass, with no n
 }
 
 // Takes its input in the pass's receive and stops wanting more.
-struct PausingReader : net::ReadReadiness::Reader {
+struct PausingReader final : net::ReadReadiness::Reader {
   net::ReadReadiness* readiness = nullptr;
   int fd = -1;
   std::string input;
