@@ -124,7 +124,6 @@ void ReadReadiness::serve() {
                                      .size = kBatchReadBytes});
     readers_.push_back(reader);
   }
-  ready_ = 0;
   batch_.run(reads_);
   for (size_t i = 0; i < readers_.size(); ++i) {
     if (reads_[i].result == static_cast<int64_t>(kBatchReadBytes)) more_may_wait_ = true;

@@ -229,28 +229,44 @@ struct SlotReader final : net::ReadReadiness::Reader {
   void on_received(const char*, int64_t result) override { results.push_back(result); }
 };
 
+// An opened ReadReadiness on an io_context of its own.
+struct Opened {
+  asio::io_context io;
+  net::SocketBatch batch;
+  net::ReadReadiness readiness;
+  explicit Opened(net::SocketBatch::Mode mode = net::SocketBatch::Mode::kRing)
+      : batch(mode), readiness(io, batch) {
+    REQUIRE(readiness.open().is_ok());
+  }
+  // Registers `fd` for `reader`, wanting input.
+  void watch_wanting(int fd, net::ReadReadiness::Reader* reader) {
+    REQUIRE(readiness.watch(fd, reader).is_ok());
+    REQUIRE(readiness.want_input(fd, reader, true).is_ok());
+  }
+  // Runs what is ready, and what that queues, for `ms` milliseconds.
+  void run_for(int ms) {
+    io.restart();
+    io.run_for(std::chrono::milliseconds(ms));
+  }
+};
+
 TEST_CASE("input a pass leaves in a socket is served by the next pass, with no new input") {
   for (const auto mode : {net::SocketBatch::Mode::kRing, net::SocketBatch::Mode::kPlain}) {
     CAPTURE(mode == net::SocketBatch::Mode::kRing);
-    asio::io_context io;
-    net::SocketBatch batch(mode);
-    net::ReadReadiness readiness(io, batch);
-    REQUIRE(readiness.open().is_ok());
+    Opened o(mode);
     SocketPair pair;
     SlotReader reader;
     reader.fd = pair.ours;
-    REQUIRE(readiness.watch(pair.ours, &reader).is_ok());
-    REQUIRE(readiness.want_input(pair.ours, &reader, true).is_ok());
-    io.run_for(std::chrono::milliseconds(20));  // the pass for wanting input finds nothing
+    o.watch_wanting(pair.ours, &reader);
+    o.run_for(20);  // the pass for wanting input finds nothing
     REQUIRE(reader.results.empty());
     const std::string large(net::ReadReadiness::kBatchReadBytes + 100, 'z');
     REQUIRE(::write(pair.peer, large.data(), large.size()) == static_cast<ssize_t>(large.size()));
 
-    io.restart();
-    io.run_for(std::chrono::milliseconds(100));
+    o.run_for(100);
     CHECK(reader.results ==
           std::vector<int64_t>{int64_t{net::ReadReadiness::kBatchReadBytes}, 100});
-    readiness.forget(pair.ours);
+    o.readiness.forget(pair.ours);
   }
 }
 
@@ -268,53 +284,43 @@ struct PausingReader final : net::ReadReadiness::Reader {
 };
 
 TEST_CASE("more ready sockets than a pass serves are all served, with no new input") {
-  asio::io_context io;
-  net::SocketBatch batch;
-  net::ReadReadiness readiness(io, batch);
-  REQUIRE(readiness.open().is_ok());
+  Opened o;
   constexpr int kSockets = 300;  // a pass serves 256
   std::vector<SocketPair> pairs(kSockets);
   std::vector<BatchReader> readers(kSockets);
   for (int i = 0; i < kSockets; ++i) {
     readers[i].fd = pairs[i].ours;
-    REQUIRE(readiness.watch(pairs[i].ours, &readers[i]).is_ok());
-    REQUIRE(readiness.want_input(pairs[i].ours, &readers[i], true).is_ok());
+    o.watch_wanting(pairs[i].ours, &readers[i]);
   }
-  io.run_for(std::chrono::milliseconds(20));  // the pass for wanting input finds nothing
+  o.run_for(20);  // the pass for wanting input finds nothing
   for (auto& pair : pairs) REQUIRE(::write(pair.peer, "x", 1) == 1);
 
-  io.restart();
-  io.run_for(std::chrono::milliseconds(200));
+  o.run_for(200);
   int served = 0;
   for (const auto& reader : readers) served += reader.input == "x" ? 1 : 0;
   CHECK(served == kSockets);
-  for (auto& pair : pairs) readiness.forget(pair.ours);
+  for (auto& pair : pairs) o.readiness.forget(pair.ours);
 }
 
 TEST_CASE("input that came while its reader wanted none is served once it wants it") {
-  asio::io_context io;
-  net::SocketBatch batch;
-  net::ReadReadiness readiness(io, batch);
-  REQUIRE(readiness.open().is_ok());
+  Opened o;
   SocketPair pair;
   PausingReader reader;
-  reader.readiness = &readiness;
+  reader.readiness = &o.readiness;
   reader.fd = pair.ours;
-  REQUIRE(readiness.watch(pair.ours, &reader).is_ok());
-  REQUIRE(readiness.want_input(pair.ours, &reader, true).is_ok());
+  o.watch_wanting(pair.ours, &reader);
   REQUIRE(::write(pair.peer, "ENQUEUE", 7) == 7);
-  io.run_for(std::chrono::milliseconds(50));
+  o.run_for(50);
   REQUIRE(reader.input == "ENQUEUE");
 
   // More comes while the reader wants none: the set has no edge for it, the
   // socket being still listed from the pass that served it. Wanting input
   // again brings no edge either, and the input is served all the same.
   REQUIRE(::write(pair.peer, " q", 2) == 2);
-  REQUIRE(readiness.want_input(pair.ours, &reader, true).is_ok());
-  io.restart();
-  io.run_for(std::chrono::milliseconds(50));
+  REQUIRE(o.readiness.want_input(pair.ours, &reader, true).is_ok());
+  o.run_for(50);
   CHECK(reader.input == "ENQUEUE q");
-  readiness.forget(pair.ours);
+  o.readiness.forget(pair.ours);
 }
 
 TEST_CASE("a socket that gets input while the set is waited on is served at once") {
