@@ -183,7 +183,7 @@ void Core::after_commands() {
 }
 
 void Core::wait_for_commit(const std::shared_ptr<CommitWaiter>& waiter, uint64_t dep) {
-  commit_waiters_[waiter.get()] = waiter;
+  commit_waiters_.add(waiter);
   committer_->need(dep);
 }
 
@@ -259,11 +259,7 @@ void Core::on_commit(uint64_t seq, const Status& status) {
     asio::post(io_, [this] { on_timer(); });
   }
   start_waiting_backup();
-  auto waiters = std::move(commit_waiters_);
-  commit_waiters_.clear();
-  for (auto& [raw, weak] : waiters) {
-    if (auto waiter = weak.lock()) waiter->on_commit(seq, status.is_ok());
-  }
+  commit_waiters_.notify(seq, status.is_ok());
   start_recount_when_idle();
   run_hook();
 }

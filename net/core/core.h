@@ -10,7 +10,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <unordered_map>
 
 #include "base/figures.h"
 #include "base/status.h"
@@ -19,6 +18,7 @@
 #include "engine/random.h"
 #include "net/core/background_sweep.h"
 #include "net/core/backup_runner.h"
+#include "net/core/commit_waiter_list.h"
 #include "net/core/group_committer.h"
 #include "net/core/reconcile_loop.h"
 #include "net/core/transition_log.h"
@@ -87,7 +87,7 @@ class Core {
   void after_commands();
   // Tells `waiter` of the next commit; its reply waits for group `dep`.
   void wait_for_commit(const std::shared_ptr<CommitWaiter>& waiter, uint64_t dep);
-  void forget_commit_waiter(CommitWaiter* waiter) { commit_waiters_.erase(waiter); }
+  void forget_commit_waiter(CommitWaiter* waiter) { commit_waiters_.remove(waiter); }
   // How many clients sent a command lately (the server's sessions). With
   // it, a commit written on the io thread may wait a little for the
   // commands of those not waiting for it (see GroupCommitter); without
@@ -163,7 +163,7 @@ class Core {
   TransitionLog transition_log_;
 
   std::map<std::string, std::deque<std::weak_ptr<ReserveWaiter>>> parked_;
-  std::unordered_map<CommitWaiter*, std::weak_ptr<CommitWaiter>> commit_waiters_;
+  CommitWaiterList commit_waiters_;
   std::set<std::string> signaled_;
   std::function<void()> hook_;
   std::function<void(const engine::TransitionNote&)> transition_observer_;

@@ -23,6 +23,8 @@ class ReserveWaiter {
   ~ReserveWaiter() = default;
 };
 
+class CommitWaiterList;
+
 // Something with replies that wait for a group commit. Held weakly by the
 // Core and told of the next commit; io thread only.
 class CommitWaiter {
@@ -33,6 +35,12 @@ class CommitWaiter {
 
  protected:
   ~CommitWaiter() = default;
+
+ private:
+  friend class CommitWaiterList;
+  // The CommitWaiterList round (between two commits) that listed it last;
+  // 0 before any.
+  uint64_t listed_in_ = 0;
 };
 
 }  // namespace tarde::net
