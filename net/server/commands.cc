@@ -57,7 +57,7 @@ Action handle_enqueue(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 2, "max_attempts", "base", "factor", "cap", "jitter", "strict_cap", "deadline",
               "sent", "delay");
   TARDE_PARSE(queue, parse_queue(args.positional[0]));
-  TARDE_PARSE(tx_id, parse_tx_id(args.positional[1]));
+  TARDE_PARSE(tx_id, check_tx_id(args.positional[1]));
   engine::EnqueueArgs e;
   e.queue = queue.value();
   e.tx_id = tx_id.value();
@@ -138,7 +138,7 @@ Action handle_reserve(CommandContext& ctx, const Command& command) {
 
 Action handle_touch(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 2);
-  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(tx_id, check_tx_id(args.positional[0]));
   TARDE_PARSE(attempt, parse_attempt(args.positional[1]));
   return tx_result(ctx.engine->touch(ctx.conn_id, tx_id.value(), attempt.value()));
 }
@@ -161,14 +161,14 @@ Action handle_resume(CommandContext& ctx, const Command& command) {
 
 Action handle_sent(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 2);
-  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(tx_id, check_tx_id(args.positional[0]));
   TARDE_PARSE(attempt, parse_attempt(args.positional[1]));
   return tx_result(ctx.engine->sent(tx_id.value(), attempt.value()));
 }
 
 Action handle_release(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 2, "delay", "reason");
-  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(tx_id, check_tx_id(args.positional[0]));
   TARDE_PARSE(attempt, parse_attempt(args.positional[1]));
   int64_t delay_ms = 0;
   std::string reason;
@@ -194,7 +194,7 @@ std::optional<engine::Answer> parse_answer(std::string_view word) {
 
 Action handle_respond(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 3, "reason", "retry_after");
-  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(tx_id, check_tx_id(args.positional[0]));
   TARDE_PARSE(attempt, parse_attempt(args.positional[1]));
   const auto answer = parse_answer(args.positional[2]);
   if (!answer) {
@@ -230,7 +230,7 @@ Result<std::string> parse_optional_reason(const ParsedArgs& args, std::string_vi
 
 Action handle_resolve(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 2, "reason");
-  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(tx_id, check_tx_id(args.positional[0]));
   TARDE_PARSE(terminal, parse_terminal(args.positional[1]));
   TARDE_PARSE(reason, parse_optional_reason(args, "reason"));
   return tx_result(ctx.engine->resolve(tx_id.value(), terminal.value(), reason.value()));
@@ -244,11 +244,11 @@ Result<bool> parse_payload_flag(const ParsedArgs& args) {
 
 Action handle_get(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 1, "payload");
-  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(tx_id, check_tx_id(args.positional[0]));
   TARDE_PARSE(with_payload, parse_payload_flag(args));
   auto found = ctx.engine->get(tx_id.value());
   if (!found.is_ok()) return status_error(found.status());
-  if (!found.value()) return reply("NOT_FOUND " + tx_id.value() + "\r\n");
+  if (!found.value()) return reply("NOT_FOUND " + std::string(tx_id.value()) + "\r\n");
   return reply(get_reply(*found.value(), with_payload.value()));
 }
 
@@ -260,11 +260,11 @@ Result<uint64_t> parse_limit(const ParsedArgs& args, uint64_t fallback) {
 
 Action handle_history(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 1, "limit");
-  TARDE_PARSE(tx_id, parse_tx_id(args.positional[0]));
+  TARDE_PARSE(tx_id, check_tx_id(args.positional[0]));
   TARDE_PARSE(limit, parse_limit(args, 0));
   auto found = ctx.engine->get(tx_id.value());
   if (!found.is_ok()) return status_error(found.status());
-  if (!found.value()) return reply("NOT_FOUND " + tx_id.value() + "\r\n");
+  if (!found.value()) return reply("NOT_FOUND " + std::string(tx_id.value()) + "\r\n");
   std::vector<engine::HistoryEntry> events;
   Status status = ctx.engine->history(tx_id.value(), limit.value(), &events);
   if (!status.is_ok()) return status_error(status);
@@ -337,7 +337,7 @@ Action handle_list(CommandContext& ctx, const Command& command) {
 Action handle_redrive(CommandContext& ctx, const Command& command) {
   TARDE_SPLIT(args, 2);
   TARDE_PARSE(queue, parse_queue(args.positional[0]));
-  TARDE_PARSE(tx_id, parse_tx_id(args.positional[1]));
+  TARDE_PARSE(tx_id, check_tx_id(args.positional[1]));
   return tx_result(ctx.engine->redrive(queue.value(), tx_id.value()));
 }
 

@@ -89,6 +89,11 @@ Result<std::string> parse_tx_id(std::string_view token, std::string_view name) {
   return std::string(token);
 }
 
+Result<std::string_view> check_tx_id(std::string_view token, std::string_view name) {
+  TARDE_RETURN_IF_ERROR(check_printable(token, name, kTxIdBytesMax));
+  return token;
+}
+
 Result<std::string> parse_queue(std::string_view token, std::string_view name) {
   auto form = [name] {
     return std::string(name) + " must be 1 to " + std::to_string(kQueueBytesMax) +
@@ -212,8 +217,7 @@ ArgsResult split_args(const std::vector<std::string>& args, std::size_t position
     return ArgError{ErrorCode::kBadCommand, expected() + ", got " + std::to_string(args.size())};
   }
   ParsedArgs parsed;
-  parsed.positional.assign(args.begin(),
-                           args.begin() + static_cast<std::ptrdiff_t>(positional_count));
+  parsed.positional = std::span<const std::string>(args.data(), positional_count);
   // Shape first: every arg after the positionals must be name=value.
   for (std::size_t i = positional_count; i < args.size(); ++i) {
     if (args[i].find('=') != std::string::npos) continue;

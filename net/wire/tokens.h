@@ -57,6 +57,9 @@ bool same_token(std::string_view given, std::string_view expected);
 
 // tx_id: 1-200 bytes, each 0x21-0x7E. Returns the tx_id as given.
 Result<std::string> parse_tx_id(std::string_view token, std::string_view name = "tx_id");
+// The same check, returning a view of `token` itself, which must outlive it:
+// no copy for a command's own tokens.
+Result<std::string_view> check_tx_id(std::string_view token, std::string_view name = "tx_id");
 
 // queue: 1-64 bytes of A-Z a-z 0-9 _ . -. Returns the queue name as given.
 Result<std::string> parse_queue(std::string_view token, std::string_view name = "queue");
@@ -103,9 +106,10 @@ ArgError to_arg_error(const Status& status);
 
 // ParsedArgs is a command's arguments sorted into positionals (in order) and
 // name=value options (in the order given, names unique). It holds views into
-// the Command::args it came from, which must outlive it.
+// the Command::args it came from, which must outlive it: the positionals are
+// their first elements, taken as they are.
 struct ParsedArgs {
-  std::vector<std::string_view> positional;
+  std::span<const std::string> positional;
   std::vector<std::pair<std::string_view, std::string_view>> options;
 
   // The value of option `name`, or nullopt when it was not given.
