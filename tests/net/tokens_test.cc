@@ -51,11 +51,19 @@ TEST_CASE("parse_tx_id") {
     const Result<std::string> result = parse_tx_id(good);
     REQUIRE(result.is_ok());
     CHECK(result.value() == good);
+    // check_tx_id accepts the same, as a view of the token itself.
+    const Result<std::string_view> view = check_tx_id(good);
+    REQUIRE(view.is_ok());
+    CHECK(view.value().data() == good.data());
+    CHECK(view.value().size() == good.size());
   }
   for (const std::string& bad :
        {""s, longest + "a", "a b"s, "a\tb"s, "a\0b"s, "a\rb"s, "\x7f"s, "caf\xc3\xa9"s, "a\x1f"s}) {
     INFO("tx_id: ", bad);
     check_rejected(parse_tx_id(bad), "tx_id");
+    const Result<std::string_view> view = check_tx_id(bad);
+    REQUIRE(!view.is_ok());
+    CHECK(view.status().message() == parse_tx_id(bad).status().message());
   }
   CHECK(parse_tx_id(std::string(kTxIdBytesMax + 1, 'a')).status().message() ==
         "tx_id must be 1 to 200 printable ASCII bytes (0x21-0x7E, no spaces), got 201 bytes");
