@@ -14,7 +14,8 @@ namespace tarde::net {
 // command whose reply waits for a commit, and the list is emptied at every
 // commit: kept in vectors whose room stays, that costs no allocation in
 // steady state, where a hash map cost a node per command and a bucket array
-// per commit (docs/benchmarks.md). Waiters are held weakly. io thread only.
+// per commit (docs/benchmarks.md). Waiters are held weakly; a waiter is in
+// at most one list. io thread only.
 class CommitWaiterList {
  public:
   CommitWaiterList() = default;
@@ -23,9 +24,9 @@ class CommitWaiterList {
 
   // Lists the waiter for the next commit; nothing when it is listed already.
   void add(const std::shared_ptr<CommitWaiter>& waiter);
-  // Takes the waiter off the list, if it is there. A waiter that is being
-  // told of a commit right now may still be told of it, as when it is
-  // alive; call this before it is destroyed.
+  // Takes a live waiter off the list, if it is there. One that is being
+  // told of a commit right now may still be told of that one. A waiter
+  // destroyed while listed need not be removed: notify() skips it.
   void remove(CommitWaiter* waiter);
   // The waiters listed, each counted once.
   size_t size() const { return listed_.size(); }
