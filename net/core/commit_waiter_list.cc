@@ -23,11 +23,9 @@ void CommitWaiterList::remove(CommitWaiter* waiter) {
 
 void CommitWaiterList::notify(uint64_t seq, bool ok) {
   // The list goes out whole before anyone is told, so that what they add
-  // lands in a fresh list; a notify from inside this one finds spare_ taken
-  // and starts from an empty vector.
+  // lands in a fresh list, in spare_'s room (a moved-from vector is empty;
+  // a notify from inside this one finds spare_ taken and starts from none).
   std::vector<Entry> told = std::move(spare_);
-  spare_.clear();
-  told.clear();
   told.swap(listed_);
   round_ += 1;
   for (const Entry& entry : told) {

@@ -248,7 +248,7 @@ Action handle_get(CommandContext& ctx, const Command& command) {
   TARDE_PARSE(with_payload, parse_payload_flag(args));
   auto found = ctx.engine->get(tx_id.value());
   if (!found.is_ok()) return status_error(found.status());
-  if (!found.value()) return reply("NOT_FOUND " + std::string(tx_id.value()) + "\r\n");
+  if (!found.value()) return reply(not_found_reply(tx_id.value()));
   return reply(get_reply(*found.value(), with_payload.value()));
 }
 
@@ -264,7 +264,7 @@ Action handle_history(CommandContext& ctx, const Command& command) {
   TARDE_PARSE(limit, parse_limit(args, 0));
   auto found = ctx.engine->get(tx_id.value());
   if (!found.is_ok()) return status_error(found.status());
-  if (!found.value()) return reply("NOT_FOUND " + std::string(tx_id.value()) + "\r\n");
+  if (!found.value()) return reply(not_found_reply(tx_id.value()));
   std::vector<engine::HistoryEntry> events;
   Status status = ctx.engine->history(tx_id.value(), limit.value(), &events);
   if (!status.is_ok()) return status_error(status);

@@ -82,6 +82,10 @@ std::string request_reply(const engine::HandOut& h) {
   return out;
 }
 
+std::string not_found_reply(std::string_view tx_id) {
+  return "NOT_FOUND " + std::string(tx_id) + "\r\n";
+}
+
 std::string get_reply(const storage::TxRecord& r, bool with_payload) {
   std::string out =
       "TX id=" + r.tx_id + " queue=" + r.queue + " state=" + storage::to_string(r.state) +

@@ -18,6 +18,8 @@ std::string error_reply(ErrorCode code, std::string_view message);
 // `<STATUS> <tx_id> <state> <attempt> <next_attempt> <next_fire_at>` or
 // `NOT_FOUND <tx_id>`.
 std::string tx_reply(const engine::TxReply& reply);
+// `NOT_FOUND <tx_id>`, for a read of a transaction the store does not hold.
+std::string not_found_reply(std::string_view tx_id);
 // `REQUEST <tx_id> <attempt> <key> <handouts> <bytes>\r\n<payload>\r\n`.
 std::string request_reply(const engine::HandOut& hand_out);
 // `TX id=... payload_bytes=...`, then with_payload the payload and CRLF.
