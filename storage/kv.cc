@@ -26,8 +26,8 @@ const char* cf_name(Cf cf) {
   return "?";
 }
 
-void KvBatch::put(Cf cf, std::string key, std::string value) {
-  ops_.push_back(KvOp{cf, false, std::move(key), std::move(value)});
+void KvBatch::put(Cf cf, std::string key, std::string value, ReadLater read_later) {
+  ops_.push_back(KvOp{cf, false, std::move(key), std::move(value), read_later});
 }
 
 void KvBatch::del(Cf cf, std::string key) {

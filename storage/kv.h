@@ -20,12 +20,20 @@ enum class Cf : uint8_t { kTx = 0, kDue, kReady, kEvents, kDead, kMeta, kState }
 inline constexpr size_t kCfCount = 7;
 const char* cf_name(Cf cf);  // "tx", "due", "ready", "events", "dead", "meta", "state"
 
+// Whether a value written will be read again later, and not only soon: a
+// transaction record whose request waits in `ready` is read when the request
+// is handed out, however many requests wait before it. StagedKv's cache of
+// committed values (RecentValues) keeps such values apart from the recent
+// ones, which are dropped oldest first.
+enum class ReadLater : bool { kNo, kYes };
+
 // One put or delete in a KvBatch.
 struct KvOp {
   Cf cf = Cf::kTx;
   bool is_delete = false;
   std::string key;
   std::string value;  // empty for a delete
+  ReadLater read_later = ReadLater::kNo;
 };
 
 // A list of puts and deletes that a Kv applies atomically, in order.
@@ -33,7 +41,7 @@ class KvBatch {
  public:
   // Both take their strings over: a key and value built for the batch are
   // moved in, not copied.
-  void put(Cf cf, std::string key, std::string value);
+  void put(Cf cf, std::string key, std::string value, ReadLater read_later = ReadLater::kNo);
   void del(Cf cf, std::string key);
   void append(const KvBatch& other);
   // The same, taking the other batch's strings over.

@@ -132,7 +132,7 @@ void StagedKv::stage(const KvBatch& batch) {
     auto at = overlay.lower_bound(op.key);
     if (at == overlay.end() || at->first != op.key) at = insert_key(overlay, at, op.key);
     Versions& versions = at->second;
-    Version version{open_seq_, hand_out_dep, op.is_delete, op.value};
+    Version version{open_seq_, hand_out_dep, op.is_delete, op.value, op.read_later};
     if (!versions.empty() && versions.back().seq == open_seq_) {
       versions.back() = std::move(version);  // rewritten within the same group
     } else {
@@ -172,9 +172,9 @@ void StagedKv::remember_committed(const Overlay::iterator& at, uint64_t seq, uin
   if (newest->is_delete) {
     recent_tx_.forget(at->first);
   } else if (newest->seq == dropping) {
-    recent_tx_.remember(at->first, std::move(newest->value));  // dropped right after
+    recent_tx_.remember(at->first, std::move(newest->value), newest->read_later);  // dropped next
   } else {
-    recent_tx_.remember(at->first, newest->value);
+    recent_tx_.remember(at->first, newest->value, newest->read_later);
   }
 }
 

@@ -121,6 +121,7 @@ class StagedKv final : public Kv {
     uint64_t hand_out_dep = 0;  // seq, or for a replayed write what it read
     bool is_delete = false;
     std::string value;
+    ReadLater read_later = ReadLater::kNo;  // as its KvOp said
   };
   // The uncommitted values of one key, oldest group first; the back wins.
   using Versions = std::vector<Version>;

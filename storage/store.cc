@@ -85,6 +85,23 @@ Status scan_queue_meta(Kv& kv, std::string_view prefix,
                        });
 }
 
+// A retry due within this long of its record's write is read again when it
+// fires, before most other recent records.
+constexpr int64_t kFiresSoonMs = 60'000;
+
+// Whether the engine will read this record again whatever it reads
+// meanwhile: a request in `ready` (queued or leased) is read when it is
+// handed out or answered, however many requests are queued before it, and
+// a retry due shortly when it fires. StagedKv's cache keeps such records
+// apart (RecentValues): a burst fires far ahead of its hand-outs.
+ReadLater read_later(const TxRecord& record) {
+  const bool waits_in_ready = record.state == TxState::kSending && !record.dead_lettered;
+  const bool fires_soon = record.state == TxState::kScheduled &&
+                          record.due_kind == DueKind::kRetry &&
+                          record.due_at_ms - record.updated_at_ms <= kFiresSoonMs;
+  return waits_in_ready || fires_soon ? ReadLater::kYes : ReadLater::kNo;
+}
+
 }  // namespace
 
 void Batch::put_tx(const TxRecord& record) {
@@ -93,7 +110,7 @@ void Batch::put_tx(const TxRecord& record) {
   // remembering it would cost more than the rare decode it saves.
   const bool finished = record.state == TxState::kSucceeded || record.state == TxState::kFailed;
   if (decoded_ != nullptr && !finished) decoded_->remember(bytes, record);
-  kv_.put(Cf::kTx, tx_key(record.tx_id), std::move(bytes));
+  kv_.put(Cf::kTx, tx_key(record.tx_id), std::move(bytes), read_later(record));
 }
 
 void Batch::delete_tx(std::string_view tx_id) { kv_.del(Cf::kTx, tx_key(tx_id)); }

@@ -471,6 +471,90 @@ TEST_CASE("recent_values: memory stays within its bound, oldest evicted first") 
   CHECK(rewritten.bytes() == 0);
 }
 
+TEST_CASE("recent_values: a value read later outlives the recent ones, within its own bound") {
+  RecentValues recent;
+  const std::string value(1000, 'v');
+  const size_t entry = 1000 + RecentValues::kEntryOverheadBytes + 6;
+  recent.remember("held", "queued", ReadLater::kYes);
+  const size_t held = 4 + 6 + RecentValues::kEntryOverheadBytes;
+  CHECK(recent.held_bytes() == held);
+  CHECK(recent.bytes() == 0);
+  for (size_t i = 0; i < 2 * (RecentValues::kBytesMax / entry); ++i) {
+    recent.remember("k" + std::to_string(i), value);
+  }
+  CHECK(recent.find("k0") == nullptr);      // recent ones go oldest first ...
+  REQUIRE(recent.find("held") != nullptr);  // ... the held one, older still, stays
+  CHECK(*recent.find("held") == "queued");
+  CHECK(recent.bytes() <= RecentValues::kBytesMax);
+  CHECK(recent.held_bytes() == held);
+
+  // Rewritten as a value not read later, it becomes the youngest recent one
+  // and goes its way.
+  recent.remember("held", "answered");
+  CHECK(recent.held_bytes() == 0);
+  REQUIRE(recent.find("held") != nullptr);
+  CHECK(*recent.find("held") == "answered");
+  for (size_t i = 0; i < RecentValues::kBytesMax / entry / 2; ++i) {
+    recent.remember("n" + std::to_string(i), value);
+  }
+  CHECK(recent.find("held") != nullptr);  // younger than half the recent ones
+  for (size_t i = 0; i < RecentValues::kBytesMax / entry; ++i) {
+    recent.remember("m" + std::to_string(i), value);
+  }
+  CHECK(recent.find("held") == nullptr);
+
+  // Held values beyond the held bound are remembered as recent ones.
+  RecentValues full;
+  auto key = [](size_t i) {  // 6 bytes, as `entry` counts
+    std::string digits = std::to_string(i);
+    return "h" + std::string(5 - digits.size(), '0') + digits;
+  };
+  const size_t held_fit = RecentValues::kHeldBytesMax / entry;
+  REQUIRE(held_fit + 100 < 100000);
+  for (size_t i = 0; i < held_fit + 100; ++i) full.remember(key(i), value, ReadLater::kYes);
+  CHECK(full.held_bytes() <= RecentValues::kHeldBytesMax);
+  CHECK(full.held_bytes() > RecentValues::kHeldBytesMax - entry);
+  CHECK(full.bytes() == 100 * entry);
+  CHECK(full.size() == held_fit + 100);
+  REQUIRE(full.find(key(0)) != nullptr);
+  // A forgotten held value gives its room back: the next one is held.
+  full.forget(key(0));
+  full.remember("again!", value, ReadLater::kYes);
+  CHECK(full.held_bytes() <= RecentValues::kHeldBytesMax);
+  CHECK(full.bytes() == 100 * entry);
+  full.clear();
+  CHECK(full.size() == 0);
+  CHECK(full.held_bytes() == 0);
+  CHECK(full.bytes() == 0);
+}
+
+TEST_CASE("staged_kv: a committed value to be read later is remembered past many recent ones") {
+  MemKv base;
+  StagedKv staged(base);
+  KvBatch queued;
+  queued.put(Cf::kTx, "queued", "request", ReadLater::kYes);
+  queued.put(Cf::kTx, "answered", "done");
+  REQUIRE(staged.write(std::move(queued)).is_ok());
+  auto commit = [&] {
+    StagedKv::Group group = staged.seal();
+    REQUIRE(base.write(group.batch).is_ok());
+    staged.committed(group.seq);
+  };
+  commit();
+  const std::string value(1000, 'v');
+  const size_t entry = 1000 + RecentValues::kEntryOverheadBytes + 6;
+  for (size_t i = 0; i < 2 * (RecentValues::kBytesMax / entry); ++i) {
+    put(staged, "k" + std::to_string(i), value);
+    if (i % 100 == 99) commit();
+  }
+  commit();
+  // Both changed behind the overlay's back: only a remembered value hides it.
+  put(base, "queued", "changed behind");
+  put(base, "answered", "changed behind");
+  CHECK(read(staged, "queued") == "request");
+  CHECK(read(staged, "answered") == "changed behind");
+}
+
 TEST_CASE("recent_values: a replaced value keeps its key's place; forget and remember again") {
   RecentValues recent;
   const std::string value(1000, 'v');

@@ -115,6 +115,41 @@ TEST_CASE_TEMPLATE("store: a batch applies all of its ops, in order", Backend, S
   CHECK(events == 1);
 }
 
+TEST_CASE("store: put_tx marks the records the engine reads again later") {
+  auto marked = [](const TxRecord& record) {
+    Batch batch;
+    batch.put_tx(record);
+    REQUIRE(batch.kv().size() == 1);
+    return batch.kv().ops()[0].read_later;
+  };
+  TxRecord queued = make_tx("queued");
+  queued.state = TxState::kSending;
+  queued.ready_seq = 1;
+  CHECK(marked(queued) == ReadLater::kYes);  // handed out later
+  TxRecord buried = queued;
+  buried.dead_lettered = true;
+  buried.ready_seq = 0;
+  CHECK(marked(buried) == ReadLater::kNo);
+
+  TxRecord soon = make_tx("soon");
+  soon.updated_at_ms = 1'000'000;
+  soon.due_kind = DueKind::kRetry;
+  soon.due_at_ms = soon.updated_at_ms + 60'000;
+  CHECK(marked(soon) == ReadLater::kYes);  // read when the retry fires
+  TxRecord later = soon;
+  later.due_at_ms = soon.updated_at_ms + 60'001;
+  CHECK(marked(later) == ReadLater::kNo);
+
+  TxRecord waiting = make_tx("waiting");
+  waiting.state = TxState::kInFlight;
+  waiting.due_kind = DueKind::kResponseTimeout;
+  waiting.due_at_ms = 1;
+  CHECK(marked(waiting) == ReadLater::kNo);
+  TxRecord done = make_tx("done");
+  done.state = TxState::kSucceeded;
+  CHECK(marked(done) == ReadLater::kNo);
+}
+
 TEST_CASE("store: a failed write applies none of its ops (MemKv fault)") {
   MemKv kv;
   Store store(kv);
