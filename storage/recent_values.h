@@ -28,13 +28,14 @@ namespace tarde::storage {
 // rewritten by RESERVE and RESPOND costs no queue entry).
 //
 // A value remembered as read later (ReadLater::kYes: a record whose request
-// waits in `ready`, or whose retry fires soon) is held apart, within kHeldBytesMax, and is not evicted
-// until a newer value of its key replaces it or it is forgotten. A burst of
-// retries fires thousands of requests ahead of their hand-outs; held first
-// in, first out with the recent values, the record each hand-out needs would
-// be the oldest there, gone before it is read. A value that does not fit in
-// the held bound is remembered as a recent one. Owned by a StagedKv; one
-// thread, like its owner.
+// waits in `ready`, or whose retry fires soon) is held apart, within
+// kHeldBytesMax, and is not evicted until a newer value of its key replaces
+// it or it is forgotten. A burst of retries fires thousands of requests
+// ahead of their hand-outs; kept first in, first out with the recent
+// values, the record each hand-out needs would be the oldest there, gone
+// before it is read. A value that does not fit in the held bound is
+// remembered as a recent one. Owned by a StagedKv; one thread, like its
+// owner.
 class RecentValues {
  public:
   // About 2,500 records of 300 bytes: still far more than the transactions
@@ -71,7 +72,7 @@ class RecentValues {
   static constexpr uint64_t kHeld = 0;
   struct Entry {
     std::string value;
-    uint64_t stamp = kHeld;  // matches the queue entry that may evict it
+    uint64_t stamp = kHeld;  // a recent value's: matches the queue entry that may evict it
   };
   // Takes the entry's bytes off its bound, before it is replaced or erased.
   void release(const std::string& key, const Entry& entry);
@@ -81,9 +82,9 @@ class RecentValues {
   }
 
   std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> values_;
-  // Insertion order for eviction; an element whose stamp no longer matches
-  // its key's entry (or whose key is gone) is a leftover of a forgotten
-  // value and is skipped.
+  // Insertion order of the recent values, for eviction; an element whose
+  // stamp no longer matches its key's entry (or whose key is gone) is a
+  // leftover of a forgotten or held value and is skipped.
   std::deque<std::pair<std::string, uint64_t>> order_;
   uint64_t next_stamp_ = kHeld + 1;
   size_t bytes_ = 0;
