@@ -18,6 +18,9 @@ namespace {
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
 
+// What RecentValues counts for a 1000-byte value under a 6-byte key.
+constexpr size_t kThousandByteEntry = 1000 + RecentValues::kEntryOverheadBytes + 6;
+
 void put(Kv& kv, std::string_view key, std::string_view value, Cf cf = Cf::kTx) {
   KvBatch batch;
   batch.put(cf, std::string(key), std::string(value));
@@ -454,7 +457,7 @@ TEST_CASE("staged_kv: prefetch remembers the records no group holds, and only th
 TEST_CASE("recent_values: memory stays within its bound, oldest evicted first") {
   RecentValues recent;
   const std::string value(1000, 'v');
-  const size_t fits = RecentValues::kBytesMax / (1000 + RecentValues::kEntryOverheadBytes + 6);
+  const size_t fits = RecentValues::kBytesMax / kThousandByteEntry;
   for (size_t i = 0; i < 2 * fits; ++i) recent.remember("k" + std::to_string(i), value);
   CHECK(recent.bytes() <= RecentValues::kBytesMax);
   CHECK(recent.size() >= fits / 2);
@@ -474,7 +477,7 @@ TEST_CASE("recent_values: memory stays within its bound, oldest evicted first") 
 TEST_CASE("recent_values: a value read later outlives the recent ones, within its own bound") {
   RecentValues recent;
   const std::string value(1000, 'v');
-  const size_t entry = 1000 + RecentValues::kEntryOverheadBytes + 6;
+  const size_t entry = kThousandByteEntry;
   recent.remember("held", "queued", ReadLater::kYes);
   const size_t held = 4 + 6 + RecentValues::kEntryOverheadBytes;
   CHECK(recent.held_bytes() == held);
@@ -542,7 +545,7 @@ TEST_CASE("staged_kv: a committed value to be read later is remembered past many
   };
   commit();
   const std::string value(1000, 'v');
-  const size_t entry = 1000 + RecentValues::kEntryOverheadBytes + 6;
+  const size_t entry = kThousandByteEntry;
   for (size_t i = 0; i < 2 * (RecentValues::kBytesMax / entry); ++i) {
     put(staged, "k" + std::to_string(i), value);
     if (i % 100 == 99) commit();
@@ -558,7 +561,7 @@ TEST_CASE("staged_kv: a committed value to be read later is remembered past many
 TEST_CASE("recent_values: a replaced value keeps its key's place; forget and remember again") {
   RecentValues recent;
   const std::string value(1000, 'v');
-  const size_t fits = RecentValues::kBytesMax / (1000 + RecentValues::kEntryOverheadBytes + 6);
+  const size_t fits = RecentValues::kBytesMax / kThousandByteEntry;
   recent.remember("first", value);
   for (size_t i = 0; i + 2 < fits; ++i) recent.remember("k" + std::to_string(i), value);
   recent.remember("first", "newer");  // replaced: still the oldest insertion
