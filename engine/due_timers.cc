@@ -1,7 +1,6 @@
 #include "engine/due_timers.h"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -26,21 +25,13 @@ int64_t saturating_add(int64_t a, int64_t b) {
   return a + b;
 }
 
-// The in-memory identity of a due entry: its on-disk key, so that two entries
-// of one tx_id (a stale one left by a crash, say) are both kept, as on disk.
-std::string memory_key(int64_t fire_at_ms, std::string_view tx_id) {
-  std::string key(sizeof(fire_at_ms), '\0');
-  std::memcpy(key.data(), &fire_at_ms, sizeof(fire_at_ms));
-  key.append(tx_id);
-  return key;
-}
-
 }  // namespace
 
 DueTimers::DueTimers(storage::Store& store, Options options)
     : store_(store), options_(options), wheel_(0) {
   TARDE_ASSERT(options_.horizon_ms >= 0);
   TARDE_ASSERT(options_.page_limit >= 1);
+  TARDE_ASSERT(options_.memory_limit >= 1);
 }
 
 void DueTimers::reset(int64_t now_ms) {
@@ -67,11 +58,12 @@ bool DueTimers::on_put(const storage::DueEntry& entry) {
     return false;
   }
   keep(entry);
-  return true;
+  shrink();
+  return handles_.contains(KeyView{entry.fire_at_ms, entry.tx_id});
 }
 
 void DueTimers::on_delete(int64_t fire_at_ms, std::string_view tx_id) {
-  const auto it = handles_.find(memory_key(fire_at_ms, tx_id));
+  const auto it = handles_.find(KeyView{fire_at_ms, tx_id});
   if (it == handles_.end()) return;
   const bool cancelled = wheel_.cancel(it->second);
   TARDE_ASSERT(cancelled);
@@ -112,7 +104,7 @@ size_t DueTimers::in_memory() const {
 
 bool DueTimers::forgot(int64_t fire_at_ms, std::string_view tx_id) const {
   if (!is_paged(fire_at_ms, tx_id)) return false;
-  return handles_.count(memory_key(fire_at_ms, tx_id)) == 0;
+  return !handles_.contains(KeyView{fire_at_ms, tx_id});
 }
 
 bool DueTimers::is_paged(int64_t fire_at_ms, std::string_view tx_id) const {
@@ -144,14 +136,16 @@ std::optional<int64_t> DueTimers::unpaged_min_ms() const {
   return std::nullopt;
 }
 
-// Reads one page strictly after the cursor: up to page_limit entries with
-// fire_at_ms <= now_ms + horizon_ms, and peeks at the first entry beyond, so
-// that an idle pager sleeps until that entry instead of waking every horizon.
+// Reads one page strictly after the cursor: up to page_limit entries (and no
+// more than memory holds) with fire_at_ms <= now_ms + horizon_ms, and peeks
+// at the first entry beyond, so that an idle pager sleeps until that entry
+// instead of waking every horizon.
 // A full page moves the cursor to its last key (the next page continues
 // within the same millisecond if it must); a short one moves it through
 // the horizon. On error nothing changes.
 Status DueTimers::read_page(int64_t now_ms) {
   const int64_t until_ms = saturating_add(now_ms, options_.horizon_ms);
+  const size_t page_limit = std::min(options_.page_limit, options_.memory_limit);
   storage::DueEntry after;
   const storage::DueEntry* after_ptr = nullptr;
   if (cursor_.kind == Cursor::Kind::kKey) {
@@ -173,34 +167,55 @@ Status DueTimers::read_page(int64_t now_ms) {
       return false;
     }
     page.push_back(entry);
-    return page.size() < options_.page_limit;
+    return page.size() < page_limit;
   });
   TARDE_RETURN_IF_ERROR(status);
   for (const storage::DueEntry& entry : page) keep(entry);
-  if (page.size() == options_.page_limit) {
+  if (page.size() == page_limit) {
     cursor_ = Cursor{Cursor::Kind::kKey, page.back().fire_at_ms, page.back().tx_id};
     beyond_min_ms_.reset();
   } else {
     cursor_ = Cursor{Cursor::Kind::kThrough, until_ms, {}};
     beyond_min_ms_ = beyond_ms;
   }
+  shrink();
   return Status::ok();
 }
 
 void DueTimers::keep(const storage::DueEntry& entry) {
-  auto [it, inserted] = handles_.try_emplace(memory_key(entry.fire_at_ms, entry.tx_id));
-  if (!inserted) {
+  auto it = handles_.find(KeyView{entry.fire_at_ms, entry.tx_id});
+  if (it == handles_.end()) {
+    it = handles_.emplace_hint(it, Key{entry.fire_at_ms, entry.tx_id},
+                               TimerWheel<storage::DueEntry>::Handle{});
+  } else {
     const bool cancelled = wheel_.cancel(it->second);
     TARDE_ASSERT(cancelled);
   }
   it->second = wheel_.insert(entry.fire_at_ms, entry);
 }
 
+// Every key in memory is paged, so what leaves it goes back to the disk
+// alone: the cursor moves down to the latest key kept, and the pager reads
+// the rest again when their time comes. Memory keeps the earliest keys, so
+// nothing fires out of order.
+void DueTimers::shrink() {
+  if (handles_.size() <= options_.memory_limit) return;
+  while (handles_.size() > options_.memory_limit) {
+    const auto latest = std::prev(handles_.end());
+    const bool cancelled = wheel_.cancel(latest->second);
+    TARDE_ASSERT(cancelled);
+    handles_.erase(latest);
+  }
+  const Key& kept = std::prev(handles_.end())->first;
+  cursor_ = Cursor{Cursor::Kind::kKey, kept.fire_at_ms, kept.tx_id};
+  beyond_min_ms_.reset();
+}
+
 void DueTimers::fire(int64_t now_ms, std::vector<storage::DueEntry>& out, size_t limit) {
   fired_.clear();
   wheel_.advance(now_ms, fired_, limit);
   for (auto& fired : fired_) {
-    handles_.erase(memory_key(fired.value.fire_at_ms, fired.value.tx_id));
+    handles_.erase(handles_.find(KeyView{fired.value.fire_at_ms, fired.value.tx_id}));
     out.push_back(std::move(fired.value));
   }
   fired_.clear();

@@ -105,6 +105,7 @@ Status Core::open(const CoreOptions& options) {
   store_ = std::make_unique<storage::Store>(*staged_);
   engine::Engine::Options engine_options;
   engine_options.retry_lead_ms = options.retry_lead_ms;
+  engine_options.due.memory_limit = options.due_memory_entries;
   engine_ = std::make_unique<engine::Engine>(*store_, clock_, random_, engine_options);
   engine::RecoveryReport report;
   TARDE_RETURN_IF_ERROR(engine_->start_recovery(&report));

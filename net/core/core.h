@@ -40,6 +40,8 @@ struct CoreOptions {
   uint64_t backup_rate_limit_bytes_per_s = 0;  // 0: unlimited
   // A reconciler pass starts this long after the previous one ended; 0: off.
   int64_t reconcile_every_ms = 60'000;
+  // The most due entries the engine holds in memory (DueTimers::Options).
+  size_t due_memory_entries = engine::DueTimers::Options{}.memory_limit;
   // Time every commit's RocksDB write by its parts (storage/write_profile.h)
   // and show the sums in STATS and on the metrics page.
   bool profile_writes = false;

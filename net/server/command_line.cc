@@ -93,6 +93,12 @@ void define_serve_flags(CLI::App& app, ServerOptions* o, std::string* config_fil
                   64ULL << 20)
       ->type_name("BYTES")
       ->default_str(std::to_string(defaults.max_payload_bytes));
+  add_number_flag(app, "--due-memory",
+                  "retry timers held in memory at most; a burst due within a minute\n"
+                  "beyond it is read back from disk as it comes due",
+                  &o->due_memory_entries, 1, kMaxDueMemoryEntries)
+      ->type_name("ENTRIES")
+      ->default_str(std::to_string(defaults.due_memory_entries));
   add_text_flag(app, "--auth-token-file",
                 "require AUTH with the token in F (first line; F must be mode 600;\n"
                 "default: no AUTH)",

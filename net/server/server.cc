@@ -119,6 +119,7 @@ Status Server::open() {
                   .backup_dir = options_.backup_dir,
                   .backup_rate_limit_bytes_per_s = options_.backup_rate_limit_bytes_per_s,
                   .reconcile_every_ms = options_.reconcile_every_ms,
+                  .due_memory_entries = options_.due_memory_entries,
                   .profile_writes = options_.profile_writes,
                   .background_yields = true}));
 

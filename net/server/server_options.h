@@ -25,6 +25,12 @@ inline constexpr int64_t kMaxRetryLeadMs = 1000;
 // a minute of its queue's stuck_after (docs/design.md "Reconciler").
 inline constexpr int64_t kDefaultReconcileEveryMs = 60'000;
 
+// --due-memory: the retry timers held in memory at most (engine/due_timers.h):
+// about 28 MB; more, due within a minute, are read back from disk as they
+// come due.
+inline constexpr size_t kDefaultDueMemoryEntries = 131'072;
+inline constexpr size_t kMaxDueMemoryEntries = 100'000'000;
+
 // Everything `tarde serve` can be told on its command line.
 struct ServerOptions {
   std::string listen_host = "127.0.0.1";
@@ -57,6 +63,7 @@ struct ServerOptions {
   uint64_t backup_rate_limit_bytes_per_s = 0;
   // A reconciler pass starts this long after the previous one ended. 0: off.
   int64_t reconcile_every_ms = kDefaultReconcileEveryMs;
+  size_t due_memory_entries = kDefaultDueMemoryEntries;
   // A commit may wait for clients not waiting for it (GroupCommitter).
   bool commit_wait = true;
   // Time every commit's store write by its parts (storage/write_profile.h).

@@ -152,6 +152,60 @@ TEST_SUITE("due_timers") {
     CHECK(timers.in_memory() == 0);
   }
 
+  TEST_CASE("a burst larger than memory keeps its earliest keys, and the rest fire from disk") {
+    // Forty entries put inside the paged range, in shuffled order, against
+    // room for eight: memory never holds more, and keeps the earliest keys,
+    // so that all forty fire once each, in key order, the rest paged in.
+    storage::MemKv kv;
+    storage::Store store(kv);
+    DueTimers timers(store, {.horizon_ms = 1000, .page_limit = 4, .memory_limit = 8});
+    REQUIRE(timers.start(1000).is_ok());
+    std::vector<DueEntry> entries;
+    for (int i = 0; i < 40; ++i) {
+      entries.push_back(due(1500 + i % 3, "tx" + std::to_string(100 + i)));
+    }
+    std::vector<DueEntry> shuffled = entries;
+    std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937_64(7));
+    std::set<std::pair<int64_t, std::string>> written;
+    for (const DueEntry& entry : shuffled) {
+      write_put(store, entry);
+      written.insert({entry.fire_at_ms, entry.tx_id});
+      const bool kept = timers.on_put(entry);
+      CHECK(timers.in_memory() <= 8);
+      // Kept exactly when it is among the eight earliest keys written so far.
+      const auto rank =
+          std::distance(written.begin(), written.find({entry.fire_at_ms, entry.tx_id}));
+      CHECK(kept == (rank < 8));
+      // An entry that left memory is not forgotten: the pager reads it again.
+      CHECK(!timers.forgot(entry.fire_at_ms, entry.tx_id));
+    }
+    CHECK(timers.in_memory() == 8);
+    CHECK(timers.next_wake_ms() <= 1500);
+    std::vector<DueEntry> fired;
+    for (int turn = 0; turn < 100 && timers.next_wake_ms() && *timers.next_wake_ms() <= 2000;
+         ++turn) {
+      std::vector<DueEntry> out;
+      REQUIRE(timers.poll(2000, out, 5).is_ok());
+      CHECK(timers.in_memory() <= 8);
+      for (const DueEntry& entry : out) {
+        write_delete(store, entry.fire_at_ms, entry.tx_id);  // as the transition would
+        fired.push_back(entry);
+      }
+    }
+    // In due order (within a millisecond, memory keeps the order of the puts).
+    CHECK(std::is_sorted(fired.begin(), fired.end(), [](const DueEntry& a, const DueEntry& b) {
+      return a.fire_at_ms < b.fire_at_ms;
+    }));
+    const auto key_order = [](const DueEntry& a, const DueEntry& b) {
+      return std::pair(a.fire_at_ms, a.tx_id) < std::pair(b.fire_at_ms, b.tx_id);
+    };
+    std::sort(fired.begin(), fired.end(), key_order);
+    std::sort(entries.begin(), entries.end(), key_order);
+    CHECK(fired == entries);  // each once
+    CHECK(timers.in_memory() == 0);
+    CHECK(!timers.next_wake_ms().has_value());
+  }
+
   TEST_CASE("a page of entries all in the cursor's millisecond still makes progress") {
     storage::MemKv kv;
     storage::Store store(kv);
@@ -284,7 +338,7 @@ TEST_SUITE("due_timers") {
   // Polls like the server loop and deletes what fired, as the caller's
   // transition batch would; checks every fired entry against the model.
   void poll_and_check(storage::Store & store, DueTimers & timers, Model & m, int64_t now,
-                      size_t page_limit) {
+                      size_t page_limit, size_t memory_limit) {
     int64_t last_fire = std::numeric_limits<int64_t>::min();
     for (int turn = 0;; ++turn) {
       REQUIRE(turn < 10'000);
@@ -304,6 +358,7 @@ TEST_SUITE("due_timers") {
         m.fire_of_tx.erase(entry.tx_id);
       }
       REQUIRE(timers.in_memory() <= page_limit + m.kept.size());
+      REQUIRE(timers.in_memory() <= memory_limit);
       const auto wake = timers.next_wake_ms();
       if (!wake.has_value() || *wake > now) break;
     }
@@ -316,13 +371,17 @@ TEST_SUITE("due_timers") {
     }
   }
 
-  TEST_CASE("randomized against a brute-force model, with small pages and horizon") {
-    for (uint64_t seed = 1; seed <= 10; ++seed) {
+  TEST_CASE("randomized against a brute-force model, with small pages, horizon and memory") {
+    constexpr size_t kMemoryLimits[] = {4096, 9, 3};
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
       CAPTURE(seed);
       std::mt19937_64 rng(seed);
       storage::MemKv kv;
       storage::Store store(kv);
-      const DueTimers::Options options{.horizon_ms = 50, .page_limit = 7};
+      // Most seeds with room for about a page, or less than one, so that
+      // bursts overflow memory and go back to disk.
+      const DueTimers::Options options{
+          .horizon_ms = 50, .page_limit = 7, .memory_limit = kMemoryLimits[seed % 3]};
       auto timers = std::make_unique<DueTimers>(store, options);
       Model m;
       int64_t now = 1'000'000;
@@ -338,23 +397,23 @@ TEST_SUITE("due_timers") {
           timers = std::make_unique<DueTimers>(store, options);
           m.kept.clear();
           REQUIRE(timers->start(now).is_ok());
-          poll_and_check(store, *timers, m, now, options.page_limit);
+          poll_and_check(store, *timers, m, now, options.page_limit, options.memory_limit);
         } else if (kind < 16 && timers->next_wake_ms()) {
           // Wake exactly when asked, as the server's one timer does.
           now = std::max(now, *timers->next_wake_ms());
-          poll_and_check(store, *timers, m, now, options.page_limit);
+          poll_and_check(store, *timers, m, now, options.page_limit, options.memory_limit);
         } else {
           const uint64_t size = rng() % 10;
           now += size < 6   ? static_cast<int64_t>(rng() % 20)
                  : size < 9 ? static_cast<int64_t>(rng() % 300)
                             : static_cast<int64_t>(rng() % 20'000);
-          poll_and_check(store, *timers, m, now, options.page_limit);
+          poll_and_check(store, *timers, m, now, options.page_limit, options.memory_limit);
         }
       }
       // Drain: follow next_wake_ms like the server's one timer would.
       for (int wake = 0; wake < 100'000 && timers->next_wake_ms(); ++wake) {
         now = std::max(now, *timers->next_wake_ms());
-        poll_and_check(store, *timers, m, now, options.page_limit);
+        poll_and_check(store, *timers, m, now, options.page_limit, options.memory_limit);
       }
       REQUIRE(m.live.empty());
       REQUIRE(timers->in_memory() == 0);

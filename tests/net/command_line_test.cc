@@ -101,11 +101,28 @@ TEST_CASE("serve's flags: defaults, both spellings, the last of a repeated flag"
   CHECK(d.http_port == 7401);
   CHECK_FALSE(d.http_explicit);
   CHECK(d.auth_token_file.empty());
+  CHECK(d.due_memory_entries == 131'072);
 
-  auto set = serve_flags({"--listen=[::1]:9000", "--data", "/tmp/x", "--sync", "none",
-                          "--max-connections=5", "--max-payload", "64", "--idle-timeout", "0",
-                          "--log-level", "debug", "--log-format=json", "--metrics-listen",
-                          "127.0.0.1:9100", "--auth-token-file", "/tmp/token", "--listen",
+  auto set = serve_flags({"--listen=[::1]:9000",
+                          "--data",
+                          "/tmp/x",
+                          "--sync",
+                          "none",
+                          "--max-connections=5",
+                          "--max-payload",
+                          "64",
+                          "--idle-timeout",
+                          "0",
+                          "--due-memory",
+                          "1000",
+                          "--log-level",
+                          "debug",
+                          "--log-format=json",
+                          "--metrics-listen",
+                          "127.0.0.1:9100",
+                          "--auth-token-file",
+                          "/tmp/token",
+                          "--listen",
                           "0.0.0.0:7401"});
   REQUIRE(set.is_ok());
   const net::ServerOptions& o = set.value();
@@ -115,6 +132,7 @@ TEST_CASE("serve's flags: defaults, both spellings, the last of a repeated flag"
   CHECK_FALSE(o.sync);
   CHECK(o.max_connections == 5);
   CHECK(o.max_payload_bytes == 64);
+  CHECK(o.due_memory_entries == 1000);
   CHECK(o.idle_timeout_ms == 0);
   CHECK(o.log_level == "debug");
   CHECK(o.log_json);
@@ -158,6 +176,10 @@ TEST_CASE("a bad serve line names the flag and what it expects") {
         "--max-connections expects a whole number from 1 to 1000000, got '0'");
   CHECK(refusal({"serve", "--max-payload", "1e6"}) ==
         "--max-payload expects a whole number from 1 to 67108864, got '1e6'");
+  CHECK(refusal({"serve", "--due-memory", "0"}) ==
+        "--due-memory expects a whole number from 1 to 100000000, got '0'");
+  CHECK(refusal({"serve", "--due-memory", "lots"}) ==
+        "--due-memory expects a whole number from 1 to 100000000, got 'lots'");
   CHECK(contains(refusal({"serve", "--idle-timeout", "5 minutes"}), "--idle-timeout must be"));
   CHECK(refusal({"serve", "--data", ""}) == "--data expects a directory");
   CHECK(refusal({"serve", "--data="}) == "--data needs a value (DIR)");

@@ -118,7 +118,9 @@ Result<uint16_t> ServerControl::start(const std::optional<std::string>& crash_at
                                    "--retry-lead",
                                    std::to_string(kRetryLeadMs) + "ms",
                                    "--reconcile-every",
-                                   std::to_string(kReconcileEveryMs) + "ms"};
+                                   std::to_string(kReconcileEveryMs) + "ms",
+                                   "--due-memory",
+                                   std::to_string(kDueMemoryEntries)};
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);

@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,6 +22,11 @@ inline constexpr int64_t kRetryLeadMs = 10;
 // kills land inside reconciler slices (crash point reconcile.after_slice)
 // and its repairs are checked like any other change.
 inline constexpr int64_t kReconcileEveryMs = 200;
+
+// The --due-memory every life of the server runs with: below a burst
+// (campaign.cc's kBurstTransactions), so that bursts overflow the engine's
+// memory of due entries and the rest is read back from disk as it comes due.
+inline constexpr size_t kDueMemoryEntries = 1000;
 
 // How a server life ended.
 struct Death {
