@@ -183,8 +183,9 @@ Status DueTimers::read_page(int64_t now_ms) {
 }
 
 void DueTimers::keep(const storage::DueEntry& entry) {
-  auto it = handles_.find(KeyView{entry.fire_at_ms, entry.tx_id});
-  if (it == handles_.end()) {
+  const KeyView key{entry.fire_at_ms, entry.tx_id};
+  auto it = handles_.lower_bound(key);
+  if (it == handles_.end() || KeyOrder{}(key, it->first)) {
     it = handles_.emplace_hint(it, Key{entry.fire_at_ms, entry.tx_id},
                                TimerWheel<storage::DueEntry>::Handle{});
   } else {
