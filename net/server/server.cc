@@ -9,6 +9,7 @@
 
 #include "base/crash_point.h"
 #include "base/log_record.h"
+#include "engine/due_timers.h"
 #include "net/http/http_server.h"
 #include "net/server/process_figures.h"
 #include "net/server/replies.h"
@@ -16,6 +17,10 @@
 #include "storage/store_open.h"
 
 namespace tarde::net {
+
+// --due-memory's default is the engine's own.
+static_assert(kDefaultDueMemoryEntries == engine::DueTimers::Options{}.memory_limit);
+
 namespace {
 
 // How long a clean shutdown waits for in-flight commits and replies before
