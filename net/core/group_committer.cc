@@ -127,7 +127,7 @@ bool GroupCommitter::waits(Wait& wait, std::chrono::steady_clock::duration limit
 
 bool GroupCommitter::waits_for_company() {
   if (urged_ || needed_ || !staged_.open_group_replayed_only()) return false;
-  return waits(replayed_wait_, kReplayedWait);
+  return waits(replayed_wait_, tuning_.replayed_wait);
 }
 
 bool GroupCommitter::delays_for_company() {

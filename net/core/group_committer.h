@@ -68,6 +68,8 @@ class GroupCommitter {
     // Commits slower than this on average (a slow disk) hand groups of many
     // transitions to the worker, so that the io thread serves during them.
     std::chrono::microseconds slow_commit{2000};
+    // How long a group of replayed retries waits for a durable write.
+    std::chrono::milliseconds replayed_wait = kReplayedWait;
   };
   // Whether some client that is not waiting for the open group is likely
   // to send a command that would share its fsync.
