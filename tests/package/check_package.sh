@@ -118,7 +118,8 @@ sed 's/^/package:   /' "$work/lintian"
 port_of() {
   local port=
   for _ in $(seq 400); do
-    port=$(sed -n 's/.*tarde listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$1")
+    # The server opens its log itself: it may not exist yet.
+    [ -f "$1" ] && port=$(sed -n 's/.*tarde listening on 127.0.0.1:\([0-9]*\).*/\1/p' "$1")
     [ -n "$port" ] && { echo "$port"; return 0; }
     sleep 0.05
   done
