@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -11,8 +12,8 @@
 namespace tarde::net {
 namespace {
 
-// Sockets served per epoll_wait. More ready ones stay ready (level-triggered)
-// and are served on the next pass, after the handlers queued meanwhile.
+// Sockets served per epoll_wait. More ready ones stay listed by the set and
+// are served on the next pass, after the handlers queued meanwhile.
 constexpr int kEventsPerPass = 256;
 constexpr size_t kReadBufferBytes = kEventsPerPass * ReadReadiness::kBatchReadBytes;
 
@@ -35,6 +36,9 @@ Status ReadReadiness::open() {
   fd_ = epoll_create1(EPOLL_CLOEXEC);
   if (fd_ < 0) return errno_status("epoll_create1");
   events_.resize(kEventsPerPass);
+  void* mapped = mmap(nullptr, kReadBufferBytes, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mapped != MAP_FAILED) read_buffer_ = static_cast<char*>(mapped);
   TARDE_RETURN_IF_ERROR(edge_wait_.watch(fd_));
   edge_wait_.wait();
   return Status::ok();
@@ -53,10 +57,10 @@ Status ReadReadiness::watch(int fd, Reader* reader) {
 }
 
 Status ReadReadiness::want_input(int fd, Reader* reader, bool wanted) {
-  TARDE_RETURN_IF_ERROR(
-      control(EPOLL_CTL_MOD, fd, reader, wanted ? uint32_t{EPOLLIN} : uint32_t{0}));
-  // Input that came while the reader wanted none is announced by this call
-  // only when the set had not listed the socket as ready since: look.
+  const uint32_t input = read_buffer_ != nullptr ? EPOLLIN | EPOLLRDHUP | EPOLLET : EPOLLIN;
+  TARDE_RETURN_IF_ERROR(control(EPOLL_CTL_MOD, fd, reader, wanted ? input : 0));
+  // The change lists the socket if input is there already, but the set may
+  // have been listed ready before (no new edge): look.
   if (wanted) look_soon();
   return Status::ok();
 }
@@ -64,12 +68,15 @@ Status ReadReadiness::want_input(int fd, Reader* reader, bool wanted) {
 void ReadReadiness::forget(int fd) {
   epoll_event ignored{};
   epoll_ctl(fd_, EPOLL_CTL_DEL, fd, &ignored);
+  std::erase_if(carried_, [fd](const Carried& carried) { return carried.fd == fd; });
 }
 
 // An edge of the set comes whenever a watched socket gets input or breaks.
 // What it does not announce is input a pass left in a socket it served, or
 // input already there when a reader starts wanting it: then a pass is
-// posted, and finds it, the sockets being registered level-triggered.
+// posted. It finds the second in the set, which lists a socket when its
+// registration changes and input is there; the first it does not (the
+// sockets are edge-triggered), so the pass carries those readers over.
 void ReadReadiness::look_soon() {
   if (in_pass_) {
     more_may_wait_ = true;  // the pass posts the next one as it ends
@@ -92,42 +99,73 @@ bool ReadReadiness::look() {
 
 void ReadReadiness::on_input() { serve(); }
 
+void ReadReadiness::add_read(int fd, Reader* reader, bool to_end) {
+  reads_.push_back(SocketBatch::Op{.fd = fd,
+                                   .send = false,
+                                   .data = read_buffer_ + reads_.size() * kBatchReadBytes,
+                                   .size = kBatchReadBytes});
+  readers_.push_back(Carried{fd, reader, to_end});
+}
+
+void ReadReadiness::carry(const Carried& reader) {
+  carried_.push_back(reader);
+  more_may_wait_ = true;
+}
+
 void ReadReadiness::serve() {
   if (observer_ != nullptr) observer_->pass_started();
   // The sockets that take input are read together first, then each reader
-  // handles what came, in the order epoll gave. A reader may close (and
-  // forget its socket) while an earlier one is served; Sessions are released
-  // only after the handler that closed them, so the pointers of this pass
-  // stay valid, and a closed one ignores what it is told.
-  if (!read_buffer_tried_ && ready_ > 0) {
-    read_buffer_tried_ = true;
-    void* mapped = mmap(nullptr, kReadBufferBytes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (mapped != MAP_FAILED) read_buffer_ = static_cast<char*>(mapped);
-  }
+  // handles what came, in the order epoll gave, then those carried over
+  // from the last pass. A reader may close (and forget its socket) while an
+  // earlier one is served; Sessions are released only after the handler
+  // that closed them, so the pointers of this pass stay valid, and a closed
+  // one ignores what it is told.
   in_pass_ = true;
   more_may_wait_ = ready_ == kEventsPerPass;
   reads_.clear();
   readers_.clear();
+  carried_now_.swap(carried_);
+  carried_.clear();
   for (int i = 0; i < ready_; ++i) {
     auto* reader = static_cast<Reader*>(events_[i].data.ptr);
     const bool broken = (events_[i].events & (EPOLLERR | EPOLLHUP)) != 0;
+    // The peer's end of input is announced once, maybe with the last input:
+    // the reader is read until a receive gives the end.
+    const bool ends = broken || (events_[i].events & EPOLLRDHUP) != 0;
     const int fd = broken || read_buffer_ == nullptr ? -1 : reader->batch_read_fd();
-    if (fd < 0) {
-      more_may_wait_ = true;
-      reader->on_readable(broken);
+    if (fd >= 0) {
+      add_read(fd, reader, ends);
       continue;
     }
-    reads_.push_back(SocketBatch::Op{.fd = fd,
-                                     .send = false,
-                                     .data = read_buffer_ + reads_.size() * kBatchReadBytes,
-                                     .size = kBatchReadBytes});
-    readers_.push_back(reader);
+    reader->on_readable(broken);
+    if (read_buffer_ == nullptr) {
+      more_may_wait_ = true;  // level-triggered: input left is listed again
+    } else if (const int still = reader->batch_read_fd(); ends && still >= 0) {
+      carry(Carried{still, reader, true});
+    }
+  }
+  for (const Carried& carried : carried_now_) {
+    // One receive per socket and pass, or two could complete out of order.
+    const auto same = [&carried](const Carried& read) { return read.reader == carried.reader; };
+    if (const auto listed = std::find_if(readers_.begin(), readers_.end(), same);
+        listed != readers_.end()) {
+      listed->to_end = listed->to_end || carried.to_end;
+      continue;
+    }
+    if (reads_.size() == kEventsPerPass) {  // every slot is taken: the next pass
+      carry(carried);
+      continue;
+    }
+    const int fd = carried.reader->batch_read_fd();
+    if (fd >= 0) add_read(fd, carried.reader, carried.to_end);
   }
   batch_.run(reads_);
   for (size_t i = 0; i < readers_.size(); ++i) {
-    if (reads_[i].result == static_cast<int64_t>(kBatchReadBytes)) more_may_wait_ = true;
-    readers_[i]->on_received(reads_[i].data, reads_[i].result);
+    const int64_t result = reads_[i].result;
+    // What no edge will announce: input past a full slot, or before the end.
+    const bool full = result == static_cast<int64_t>(kBatchReadBytes);
+    if (full || (readers_[i].to_end && result > 0)) carry(readers_[i]);
+    readers_[i].reader->on_received(reads_[i].data, result);
   }
   in_pass_ = false;
   if (more_may_wait_) {

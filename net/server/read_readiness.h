@@ -17,11 +17,16 @@ namespace tarde::net {
 // descriptor. Asio's wait for readability re-arms the socket's registration
 // with an epoll_ctl on every wait, one per command, and its reads try a
 // recv before waiting, a second syscall per command; here each socket is
-// registered once, level-triggered, and one pass of the io thread costs the
-// reactor's epoll_wait and one epoll_wait of the set, however many sockets
-// it serves: the set is watched edge-triggered (EdgeWait), and a new edge
-// comes with every socket that gets input. The ready sockets of a pass are
-// read together through a SocketBatch (one system call where io_uring is
+// registered once, and one pass of the io thread costs the reactor's
+// epoll_wait and one epoll_wait of the set, however many sockets it serves:
+// the set is watched edge-triggered (EdgeWait), and a new edge comes with
+// every socket that gets input. The sockets are edge-triggered too: the set
+// lists a socket once per arrival of input, so the kernel does not poll it
+// again on the next epoll_wait (and on the reactor's look at the set) only
+// to find it drained. What no arrival will announce is carried over to the
+// next pass: input past a receive that filled its slot, and input before
+// an end of input already announced. The ready sockets of a pass are read
+// together through a SocketBatch (one system call where io_uring is
 // available). io thread only; destroyed after every watched socket is.
 class ReadReadiness final : private EdgeWait::Client {
  public:
@@ -81,6 +86,16 @@ class ReadReadiness final : private EdgeWait::Client {
   // has the pass post the next one as it ends).
   void look_soon();
   void serve();
+  // A reader the next pass reads with no edge: its receive filled its slot,
+  // or the end of its input is announced and not yet received (to_end).
+  struct Carried {
+    int fd;
+    Reader* reader;
+    bool to_end;
+  };
+  // Queues a receive into the pass's next slot.
+  void add_read(int fd, Reader* reader, bool to_end);
+  void carry(const Carried& reader);
   Status control(int op, int fd, Reader* reader, uint32_t events);
 
   asio::io_context& io_;
@@ -89,20 +104,23 @@ class ReadReadiness final : private EdgeWait::Client {
   SocketBatch& batch_;
   PassObserver* observer_;
   // The receives of a pass: one kBatchReadBytes slot per ready socket, in
-  // pages mapped once (on the first pass) and never cleared, so only the
+  // pages mapped once (by open) and never cleared, so only the
   // pages bytes arrived in take memory; from the allocator, recycled pages
   // would have counted whole (about 2 MB of RSS in W4). Null when the
-  // mapping failed: each reader then reads by itself.
+  // mapping failed: each reader then reads by itself, and the sockets are
+  // level-triggered, since only the pass's receives know when one is left
+  // with input.
   char* read_buffer_ = nullptr;
-  bool read_buffer_tried_ = false;
   std::vector<SocketBatch::Op> reads_;
-  std::vector<Reader*> readers_;
+  std::vector<Carried> readers_;  // whose receive each of reads_ is
+  std::vector<Carried> carried_;
+  std::vector<Carried> carried_now_;  // those of the pass being served
   // What the set's last epoll_wait found: ready_ of events_.
   std::vector<epoll_event> events_;
   int ready_ = 0;
   // Whether the pass may leave input that no new edge will announce: as
   // many sockets as a pass serves were ready, a receive filled its slot, a
-  // reader read by itself, or one started wanting input.
+  // reader read by itself (without the buffer), or one started wanting input.
   bool more_may_wait_ = false;
   bool in_pass_ = false;
   bool pass_posted_ = false;

@@ -1,7 +1,8 @@
 // ReadReadiness over real socket pairs: a registered socket is reported
-// only while its reader wants input, reported again while input stays
-// unread (level-triggered), and a broken socket is reported even to a
-// reader that wants nothing. Readers that take input get it from one batched
+// only while its reader wants input, once per arrival of input
+// (edge-triggered), and a broken socket is reported even to a reader that
+// wants nothing. What no arrival announces (input past a full slot, input
+// before the end) is read by the next pass. Readers that take input get it from one batched
 // receive per pass, through an io_uring and through plain calls alike.
 #include "net/server/read_readiness.h"
 
@@ -91,8 +92,7 @@ struct Watched {
   }
 };
 
-TEST_CASE(
-    "a watched socket is reported only while its reader wants input, as long as input waits") {
+TEST_CASE("a watched socket is reported only while its reader wants input, once per arrival") {
   Watched w;
   REQUIRE(::write(w.pair.peer, "PING\r\n", 6) == 6);
 
@@ -101,10 +101,11 @@ TEST_CASE(
 
   REQUIRE(w.readiness.want_input(w.pair.ours, &w.reader, true).is_ok());
   w.run_briefly();
-  REQUIRE(!w.reader.reports.empty());
-  CHECK(w.reader.reports.front() == false);
-  // Level-triggered: the input is still unread, so every pass reports it.
-  CHECK(w.reader.reports.size() >= 2);
+  // Edge-triggered: the input is still unread, but it is reported once.
+  CHECK(w.reader.reports == std::vector<bool>{false});
+  REQUIRE(::write(w.pair.peer, "PING\r\n", 6) == 6);
+  w.run_briefly();
+  CHECK(w.reader.reports == std::vector<bool>{false, false});
 
   REQUIRE(w.readiness.want_input(w.pair.ours, &w.reader, false).is_ok());
   w.reader.reports.clear();
@@ -337,6 +338,99 @@ TEST_CASE("a socket that gets input while the set is waited on is served at once
   writer.join();
   CHECK(!w.reader.reports.empty());
   w.readiness.forget(w.pair.ours);
+}
+
+// Takes each pass's receive, records it, and keeps what came, in order.
+struct KeepingReader final : net::ReadReadiness::Reader {
+  int fd = -1;
+  std::vector<int64_t> results;
+  std::string input;
+  int reports = 0;
+  void on_readable(bool) override { ++reports; }
+  int batch_read_fd() override { return fd; }
+  void on_received(const char* data, int64_t result) override {
+    results.push_back(result);
+    if (result > 0) input.append(data, static_cast<size_t>(result));
+  }
+};
+
+// One socket of a pair watched by a KeepingReader that wants input, after
+// the pass for wanting it (which finds nothing).
+struct Kept {
+  Opened o;
+  SocketPair pair;
+  KeepingReader reader;
+  explicit Kept(net::SocketBatch::Mode mode = net::SocketBatch::Mode::kRing) : o(mode) {
+    reader.fd = pair.ours;
+    o.watch_wanting(pair.ours, &reader);
+    o.run_for(20);
+    REQUIRE(reader.results.empty());
+  }
+  ~Kept() { o.readiness.forget(pair.ours); }
+  void send(const std::string& bytes) {
+    REQUIRE(::write(pair.peer, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+  }
+  // Runs the one pass of the edge that input made.
+  void run_one_pass() {
+    o.io.restart();
+    REQUIRE(o.io.run_one_for(std::chrono::seconds(5)) == 1);
+  }
+};
+
+const std::string kMoreThanASlot(net::ReadReadiness::kBatchReadBytes + 100, 'z');
+constexpr int64_t kSlot = net::ReadReadiness::kBatchReadBytes;
+
+TEST_CASE("a reader carried over that gets new input too is received from once, in order") {
+  for (const auto mode : {net::SocketBatch::Mode::kRing, net::SocketBatch::Mode::kPlain}) {
+    CAPTURE(mode == net::SocketBatch::Mode::kRing);
+    Kept k(mode);
+    k.send(kMoreThanASlot);
+    k.run_one_pass();
+    REQUIRE(k.reader.results == std::vector<int64_t>{kSlot});
+
+    // The next pass finds the socket both carried over and listed anew.
+    k.send("abc");
+    k.o.run_for(100);
+    CHECK(k.reader.results == std::vector<int64_t>{kSlot, 103});
+    CHECK(k.reader.input == kMoreThanASlot + "abc");
+  }
+}
+
+TEST_CASE("a forgotten reader is not carried over to the next pass") {
+  Kept k;
+  k.send(kMoreThanASlot);
+  k.run_one_pass();
+  REQUIRE(k.reader.results.size() == 1);
+
+  k.o.readiness.forget(k.pair.ours);
+  k.o.run_for(50);
+  CHECK(k.reader.results.size() == 1);
+  CHECK(k.reader.reports == 0);
+}
+
+TEST_CASE("input before the end of a socket's input is read to the end, with no new edge") {
+  for (const auto mode : {net::SocketBatch::Mode::kRing, net::SocketBatch::Mode::kPlain}) {
+    CAPTURE(mode == net::SocketBatch::Mode::kRing);
+    Kept k(mode);
+    // The input and its end come before the set is looked at: one edge.
+    k.send("QUIT\r\n");
+    REQUIRE(::shutdown(k.pair.peer, SHUT_WR) == 0);
+
+    k.o.run_for(100);
+    CHECK(k.reader.input == "QUIT\r\n");
+    CHECK(k.reader.results == std::vector<int64_t>{6, 0});
+  }
+}
+
+TEST_CASE("a broken socket's reader that stays reading is read to the end by the next passes") {
+  Kept k;  // its reader reads nothing when told the socket broke
+  k.send(kMoreThanASlot);
+  k.pair.close_peer();
+
+  k.o.run_for(100);
+  CHECK(k.reader.reports == 1);
+  CHECK(k.reader.results == std::vector<int64_t>{kSlot, 100, 0});
+  CHECK(k.reader.input == kMoreThanASlot);
 }
 
 }  // namespace
