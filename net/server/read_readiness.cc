@@ -107,8 +107,8 @@ void ReadReadiness::add_read(int fd, Reader* reader, bool to_end) {
   readers_.push_back(Carried{fd, reader, to_end});
 }
 
-void ReadReadiness::carry(const Carried& reader) {
-  carried_.push_back(reader);
+void ReadReadiness::carry(const Carried& carried) {
+  carried_.push_back(carried);
   more_may_wait_ = true;
 }
 

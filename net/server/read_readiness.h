@@ -95,7 +95,7 @@ class ReadReadiness final : private EdgeWait::Client {
   };
   // Queues a receive into the pass's next slot.
   void add_read(int fd, Reader* reader, bool to_end);
-  void carry(const Carried& reader);
+  void carry(const Carried& carried);
   Status control(int op, int fd, Reader* reader, uint32_t events);
 
   asio::io_context& io_;
