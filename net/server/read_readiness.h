@@ -104,12 +104,11 @@ class ReadReadiness final : private EdgeWait::Client {
   SocketBatch& batch_;
   PassObserver* observer_;
   // The receives of a pass: one kBatchReadBytes slot per ready socket, in
-  // pages mapped once (by open) and never cleared, so only the
-  // pages bytes arrived in take memory; from the allocator, recycled pages
-  // would have counted whole (about 2 MB of RSS in W4). Null when the
-  // mapping failed: each reader then reads by itself, and the sockets are
-  // level-triggered, since only the pass's receives know when one is left
-  // with input.
+  // pages mapped once (by open) and never cleared, so only the pages bytes
+  // arrived in take memory; from the allocator, recycled pages would have
+  // counted whole (about 2 MB of RSS in W4). Null when the mapping failed:
+  // each reader then reads by itself, and the sockets are level-triggered,
+  // since only the pass's receives know when one is left with input.
   char* read_buffer_ = nullptr;
   std::vector<SocketBatch::Op> reads_;
   std::vector<Carried> readers_;  // whose receive each of reads_ is

@@ -2,8 +2,9 @@
 // only while its reader wants input, once per arrival of input
 // (edge-triggered), and a broken socket is reported even to a reader that
 // wants nothing. What no arrival announces (input past a full slot, input
-// before the end) is read by the next pass. Readers that take input get it from one batched
-// receive per pass, through an io_uring and through plain calls alike.
+// before the end) is read by the next pass. Readers that take input get it
+// from one batched receive per pass, through an io_uring and through plain
+// calls alike.
 #include "net/server/read_readiness.h"
 
 #include <doctest/doctest.h>
@@ -314,9 +315,10 @@ TEST_CASE("input that came while its reader wanted none is served once it wants 
   o.run_for(50);
   REQUIRE(reader.input == "ENQUEUE");
 
-  // More comes while the reader wants none: the set has no edge for it, the
-  // socket being still listed from the pass that served it. Wanting input
-  // again brings no edge either, and the input is served all the same.
+  // More comes while the reader wants none: the set does not list the
+  // socket for it. Wanting input again lists it (the registration's change
+  // finds the input) but may bring no edge of the set, and the input is
+  // served all the same.
   REQUIRE(::write(pair.peer, " q", 2) == 2);
   REQUIRE(o.readiness.want_input(pair.ours, &reader, true).is_ok());
   o.run_for(50);
