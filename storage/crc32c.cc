@@ -50,6 +50,14 @@ uint32_t crc32c_portable(std::string_view bytes, uint32_t crc) {
   return ~crc;
 }
 
+bool crc32c_in_hardware() {
+#if defined(__x86_64__)
+  return has_hardware_crc32c();
+#else
+  return false;
+#endif
+}
+
 uint32_t crc32c(std::string_view bytes, uint32_t crc) {
 #if defined(__x86_64__)
   if (has_hardware_crc32c()) return crc32c_hardware(bytes, crc);

@@ -11,5 +11,7 @@ namespace tarde::storage {
 uint32_t crc32c(std::string_view bytes, uint32_t crc = 0);
 // The table version alone, for tests that compare the two.
 uint32_t crc32c_portable(std::string_view bytes, uint32_t crc = 0);
+// Whether crc32c() uses the CPU's instruction on this machine.
+bool crc32c_in_hardware();
 
 }  // namespace tarde::storage
