@@ -1,6 +1,8 @@
 // RocksDB's CRC-32C, redirected to tarde's at link time
 // (storage/rocksdb_crc32c.cc): the redirection is in effect, and it gives
 // the values RocksDB's own code gives.
+#include "storage/rocksdb_crc32c.h"
+
 #include <doctest/doctest.h>
 #include <rocksdb/file_checksum.h>
 
@@ -18,11 +20,6 @@
 namespace rocksdb::crc32c {
 uint32_t Extend(uint32_t crc, const char* data, size_t size);
 }  // namespace rocksdb::crc32c
-
-extern "C" {
-uint32_t __real__ZN7rocksdb6crc32c6ExtendEjPKcm(uint32_t crc, const char* data, size_t size);
-uint32_t __wrap__ZN7rocksdb6crc32c6ExtendEjPKcm(uint32_t crc, const char* data, size_t size);
-}
 
 namespace tarde::storage {
 namespace {
