@@ -2,9 +2,15 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <rocksdb/compression_type.h>
+#include <rocksdb/convenience.h>
+#include <rocksdb/options.h>
+#include <rocksdb/sst_file_reader.h>
+#include <rocksdb/table_properties.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -63,6 +69,44 @@ TEST_CASE("rocks_kv: multi_get answers in the order asked, from the memtable and
   auto none = kv->multi_get(Cf::kTx, {});
   REQUIRE(none.is_ok());
   CHECK(none.value().empty());
+}
+
+TEST_CASE("rocks_kv: tx table files hold 16 KB data blocks, compressed with zstd") {
+  TempDir dir;
+  std::unique_ptr<RocksKv> kv = open_or_fail(dir.path(), fast());
+  // Records much alike, as tarde's are: 2,000 of about 200 bytes.
+  KvBatch batch;
+  for (int i = 0; i < 2000; ++i) {
+    batch.put(Cf::kTx, "tx-" + std::to_string(100000 + i),
+              "queue=payments state=SUCCEEDED attempt=1 payload=" + std::string(150, 'p') +
+                  std::to_string(i));
+  }
+  REQUIRE(kv->write(batch).is_ok());
+  kv.reset();
+  kv = open_or_fail(dir.path(), fast());  // the log's replay leaves them in a table file
+  kv.reset();
+
+  int tx_files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    if (entry.path().extension() != ".sst") continue;
+    rocksdb::Options options;
+    rocksdb::SstFileReader reader(options);
+    REQUIRE(reader.Open(entry.path().string()).ok());
+    const std::shared_ptr<const rocksdb::TableProperties> props = reader.GetTableProperties();
+    REQUIRE(props != nullptr);
+    if (props->column_family_name != "tx") continue;
+    ++tx_files;
+    REQUIRE(props->num_data_blocks > 0);
+    const uint64_t per_block =
+        (props->raw_key_size + props->raw_value_size) / props->num_data_blocks;
+    INFO("uncompressed bytes per data block: " << per_block);
+    CHECK(per_block > 8192);  // RocksDB's default of 4 KB would give under 4,096
+    const std::vector<rocksdb::CompressionType> built_in = rocksdb::GetSupportedCompressions();
+    if (std::find(built_in.begin(), built_in.end(), rocksdb::kZSTD) != built_in.end()) {
+      CHECK(props->compression_name == "ZSTD");
+    }
+  }
+  CHECK(tx_files == 1);
 }
 
 TEST_CASE("rocks_kv: a second open of a dir in the same process fails clearly") {
