@@ -36,6 +36,14 @@ __attribute__((target("sse4.2"))) uint32_t crc32c_hardware(std::string_view byte
   return ~state32;
 }
 
+__attribute__((target("sse4.2"))) uint32_t over_zeros_hardware(uint32_t state, size_t size) {
+  uint64_t wide = state;
+  for (; size >= 8; size -= 8) wide = __builtin_ia32_crc32di(wide, 0);
+  state = static_cast<uint32_t>(wide);
+  for (; size > 0; --size) state = __builtin_ia32_crc32qi(state, 0);
+  return state;
+}
+
 bool has_hardware_crc32c() {
   static const bool has = __builtin_cpu_supports("sse4.2");
   return has;
@@ -56,6 +64,23 @@ bool crc32c_in_hardware() {
 #else
   return false;
 #endif
+}
+
+// CRC-32C is linear: with crc(M) = ~R(~0, M), where R(r, M) runs the
+// register from r over M without the complements, R(r, A B) = R(R(r, A), B)
+// and R(r, B) = R(r, zeros) ^ R(0, B). Working the complements through,
+// crc(A B) = R(crc(A), |B| zeros) ^ crc(B).
+uint32_t crc32c_combine_portable(uint32_t first, uint32_t second, size_t second_size) {
+  uint32_t state = first;
+  for (; second_size > 0; --second_size) state = (state >> 8) ^ kTable[state & 0xff];
+  return state ^ second;
+}
+
+uint32_t crc32c_combine(uint32_t first, uint32_t second, size_t second_size) {
+#if defined(__x86_64__)
+  if (has_hardware_crc32c()) return over_zeros_hardware(first, second_size) ^ second;
+#endif
+  return crc32c_combine_portable(first, second, second_size);
 }
 
 uint32_t crc32c(std::string_view bytes, uint32_t crc) {

@@ -19,6 +19,7 @@
 // the replacement.
 namespace rocksdb::crc32c {
 uint32_t Extend(uint32_t crc, const char* data, size_t size);
+uint32_t Crc32cCombine(uint32_t crc1, uint32_t crc2, size_t crc2len);
 }  // namespace rocksdb::crc32c
 
 namespace tarde::storage {
@@ -37,6 +38,39 @@ TEST_CASE("rocksdb crc32c: RocksDB's calls reach the replacement") {
   const auto called = reinterpret_cast<void*>(&rocksdb::crc32c::Extend);
   CHECK(called == reinterpret_cast<void*>(&__wrap__ZN7rocksdb6crc32c6ExtendEjPKcm));
   CHECK(called != reinterpret_cast<void*>(&__real__ZN7rocksdb6crc32c6ExtendEjPKcm));
+  const auto combine = reinterpret_cast<void*>(&rocksdb::crc32c::Crc32cCombine);
+  CHECK(combine == reinterpret_cast<void*>(&__wrap__ZN7rocksdb6crc32c13Crc32cCombineEjjm));
+  CHECK(combine != reinterpret_cast<void*>(&__real__ZN7rocksdb6crc32c13Crc32cCombineEjjm));
+}
+
+TEST_CASE("rocksdb crc32c: two CRCs joined give the CRC of the bytes joined, as RocksDB's do") {
+  std::mt19937 random(20261205);
+  std::string bytes(40000, '\0');
+  for (char& c : bytes) c = static_cast<char>(random());
+  auto check_join = [&bytes](size_t first_size, size_t second_size) {
+    const std::string first = bytes.substr(0, first_size);
+    const std::string second = bytes.substr(first_size, second_size);
+    const uint32_t first_crc = crc32c(first);
+    const uint32_t second_crc = crc32c(second);
+    const uint32_t whole = crc32c(first + second);
+    INFO("joining " << first_size << " and " << second_size << " bytes");
+    CHECK(rocksdb::crc32c::Crc32cCombine(first_crc, second_crc, second_size) == whole);
+    CHECK(__real__ZN7rocksdb6crc32c13Crc32cCombineEjjm(first_crc, second_crc, second_size) ==
+          whole);
+    CHECK(crc32c_combine(first_crc, second_crc, second_size) == whole);
+    CHECK(crc32c_combine_portable(first_crc, second_crc, second_size) == whole);
+  };
+  // Every short length, as a WAL record's one-byte type joined to its
+  // payload; then both sides of the length where the replacement hands
+  // over to RocksDB's code, and a WAL block.
+  for (size_t second_size = 0; second_size <= 80; ++second_size) {
+    check_join(1, second_size);
+    check_join(13, second_size);
+  }
+  for (size_t second_size : {255, 400, 2047, 2048, 2049, 4096, 32768, 39000}) {
+    check_join(1, second_size);
+    check_join(999, second_size);
+  }
 }
 
 TEST_CASE("rocksdb crc32c: the replacement gives RocksDB's values, whole and continued") {
