@@ -61,13 +61,14 @@ TEST_CASE("rocksdb crc32c: two CRCs joined give the CRC of the bytes joined, as 
     CHECK(crc32c_combine_portable(first_crc, second_crc, second_size) == whole);
   };
   // Every short length, as a WAL record's one-byte type joined to its
-  // payload; then both sides of the length where the replacement hands
-  // over to RocksDB's code, and a WAL block.
+  // payload; then lengths the replacement computes itself (255, 256, 400,
+  // 1000, 2047) and those it leaves to RocksDB's code (2048, 2049, 4096, a
+  // WAL block, 39,000: few bits set for their size).
   for (size_t second_size = 0; second_size <= 80; ++second_size) {
     check_join(1, second_size);
     check_join(13, second_size);
   }
-  for (size_t second_size : {255, 400, 2047, 2048, 2049, 4096, 32768, 39000}) {
+  for (size_t second_size : {255, 256, 400, 1000, 2047, 2048, 2049, 4096, 32768, 39000}) {
     check_join(1, second_size);
     check_join(999, second_size);
   }
