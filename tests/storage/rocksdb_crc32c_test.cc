@@ -14,9 +14,9 @@
 
 #include "storage/crc32c.h"
 
-// RocksDB's function, declared here because Debian does not install its
-// header (util/crc32c.h). A call to it from any object of the link reaches
-// the replacement.
+// RocksDB's functions, declared here because Debian does not install their
+// header (util/crc32c.h). A call to either from any object of the link
+// reaches its replacement.
 namespace rocksdb::crc32c {
 uint32_t Extend(uint32_t crc, const char* data, size_t size);
 uint32_t Crc32cCombine(uint32_t crc1, uint32_t crc2, size_t crc2len);
