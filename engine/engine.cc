@@ -132,17 +132,16 @@ Result<TxReply> Engine::apply_decision(const TxRecord& before, Decision decision
     case Verdict::kBuried:
       break;
   }
-  TARDE_RETURN_IF_ERROR(persist(&before, decision.after, cause, decision.reason, decision.answer,
-                                decision.due_at_ms));
+  TARDE_RETURN_IF_ERROR(persist(ctx.now_ms, &before, decision.after, cause, decision.reason,
+                                decision.answer, decision.due_at_ms));
   const Outcome outcome = decision.verdict == Verdict::kBuried ? Outcome::kBuried : Outcome::kOk;
   return TxReply{outcome, summary(decision.after, ctx.now_ms)};
 }
 
 // Writes `after` with every index entry it owns that `before` did not (and
 // deletes those it no longer owns) plus its audit event, as one batch.
-Status Engine::persist(const TxRecord* before, TxRecord& after, const char* cause,
+Status Engine::persist(int64_t now_ms, const TxRecord* before, TxRecord& after, const char* cause,
                        std::string_view reason, std::optional<Answer> answer, int64_t due_at_ms) {
-  const int64_t now_ms = clock_.now_wall_ms();
   after.updated_at_ms = now_ms;
   storage::Batch batch = store_.batch();
   storage::EventRecord event{now_ms,
@@ -294,9 +293,10 @@ Result<TxReply> Engine::enqueue(const EnqueueArgs& args) {
   const storage::QueueConfig& config = queue_state(args.queue).config;
   const std::string problem = validate_enqueue(args, config);
   if (!problem.empty()) return Status::invalid_argument(problem);
-  TxRecord rec = create_record(args, row_context(config));
-  TARDE_RETURN_IF_ERROR(persist(nullptr, rec, "ENQUEUE", {}));
-  return TxReply{Outcome::kCreated, summary(rec)};
+  const RowContext ctx = row_context(config);
+  TxRecord rec = create_record(args, ctx);
+  TARDE_RETURN_IF_ERROR(persist(ctx.now_ms, nullptr, rec, "ENQUEUE", {}));
+  return TxReply{Outcome::kCreated, summary(rec, ctx.now_ms)};
 }
 
 Result<std::optional<HandOut>> Engine::reserve(std::string_view queue_name, uint64_t conn) {

@@ -464,11 +464,13 @@ class Engine {
   // and answers with the record as of that instant.
   Result<TxReply> apply_decision(const storage::TxRecord& before, Decision decision,
                                  const char* cause, const RowContext& ctx);
-  // due_at_ms: the instant the timer that caused the transition was due (0
-  // when none), kept in its audit event.
-  Status persist(const storage::TxRecord* before, storage::TxRecord& after, const char* cause,
-                 std::string_view reason, std::optional<Answer> answer = std::nullopt,
-                 int64_t due_at_ms = 0);
+  // now_ms: the instant the transition was decided at (its RowContext's),
+  // which stamps the record and its audit event, so that the due times the
+  // decision set from it stay exact. due_at_ms: the instant the timer that
+  // caused the transition was due (0 when none), kept in its audit event.
+  Status persist(int64_t now_ms, const storage::TxRecord* before, storage::TxRecord& after,
+                 const char* cause, std::string_view reason,
+                 std::optional<Answer> answer = std::nullopt, int64_t due_at_ms = 0);
   void apply_memory(const storage::TxRecord* before, const storage::TxRecord& after);
   void drop_lease(std::string_view tx_id);
   // Puts a new lease first in its connection's list; takes it out.
