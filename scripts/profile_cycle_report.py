@@ -26,9 +26,9 @@ import sys
 # innermost frame it can decides.
 RULES = [
     # On a paravirtualized guest a system call's entry and exit are sampled
-    # at the C library's stub, in user space: counted apart, alike for every
-    # server, whatever the call.
-    ("system call entry and exit (C library stubs)",
+    # in the C library's wrapper of the call, in user space: counted apart,
+    # the same for every server, whatever the call.
+    ("system call entry and exit (C library wrappers)",
      r"^(__GI___libc_write|__libc_write|write|writev|__libc_read|read|__send|sendto|sendmsg"
      r"|__libc_recv|recvfrom|recvmsg|epoll_wait|epoll_pwait|epoll_ctl|fdatasync|fsync|syscall)$"),
     ("switching threads (scheduler)", r"^finish_task_switch|^__schedule$|^schedule$"),
